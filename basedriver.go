@@ -1,0 +1,370 @@
+package mcs
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+)
+
+// ToolLookup is an optional interface of a [ToolDriver] that can tell whether it
+// publishes a tool without listing them all. BaseDriver uses it, when present, to
+// decide which calls it owns; an orchestrator implements it with its cached index.
+type ToolLookup interface {
+	HasTool(ctx context.Context, name string) (bool, error)
+}
+
+// InstructionProvider is an optional interface of a [ToolDriver] that contributes
+// instructions to the system message (an orchestrator's pagination hint, for
+// example). BaseDriver appends non-empty instructions, after a blank line, to the
+// system message it generates, both the text and the native one.
+type InstructionProvider interface {
+	Instructions(ctx context.Context) string
+}
+
+// PanicError is the error of a call during which a tool or a middleware panicked.
+// The panic is recovered; it never crashes the host.
+type PanicError struct {
+	Tool  string
+	Value any
+	Stack []byte
+}
+
+func (e *PanicError) Error() string {
+	return fmt.Sprintf("tool %q panicked: %v", e.Tool, e.Value)
+}
+
+// BaseDriver is the LLM-facing half shared by every hybrid driver: it turns a
+// [ToolDriver] into a complete driver that writes prompts, recognises the model's
+// wire format, extracts calls, runs each owned call through its middleware chain and
+// shapes the history. Concrete drivers embed *BaseDriver and write only the
+// ToolDriver half.
+//
+// *BaseDriver implements Driver, ToolDriver, SupportsNativeTools, SupportsStreaming
+// and SupportsToolMiddleware. It keeps no conversation state and is safe for
+// concurrent use, including AddMiddleware while calls run.
+//
+// A driver that embeds *BaseDriver and adds optional contracts (such as
+// SupportsHealthcheck) should override Meta to derive its flags from itself:
+//
+//	func (d *Driver) Meta() mcs.Meta { return mcs.DeriveCapabilities(d.BaseDriver.Meta(), d) }
+type BaseDriver struct {
+	td         ToolDriver
+	opts       Options
+	ps         PromptStrategy
+	strategies []ExtractionStrategy
+	terminal   CallNext
+
+	metaOnce sync.Once
+	meta     Meta
+
+	mu    sync.Mutex // serialises AddMiddleware
+	chain atomic.Pointer[chainState]
+}
+
+type chainState struct {
+	mw   []ToolMiddleware
+	call CallNext
+}
+
+var (
+	_ Driver                 = (*BaseDriver)(nil)
+	_ ToolDriver             = (*BaseDriver)(nil)
+	_ SupportsNativeTools    = (*BaseDriver)(nil)
+	_ SupportsStreaming      = (*BaseDriver)(nil)
+	_ SupportsToolMiddleware = (*BaseDriver)(nil)
+)
+
+// NewBaseDriver returns a BaseDriver over td configured by opts. It panics when td
+// is nil, which is a programming error.
+func NewBaseDriver(td ToolDriver, opts ...Option) *BaseDriver {
+	if td == nil {
+		panic("mcs: NewBaseDriver called with a nil ToolDriver")
+	}
+	b := &BaseDriver{td: td}
+	for _, o := range opts {
+		if o != nil {
+			o(&b.opts)
+		}
+	}
+	b.ps = b.opts.PromptStrategy
+	if b.ps == nil {
+		b.ps = DefaultPromptStrategy()
+	}
+	b.strategies = b.opts.ExtractionStrategies
+	if b.strategies == nil {
+		b.strategies = DefaultExtractionStrategies(b.ps)
+	}
+	b.terminal = td.ExecuteTool
+	mw := append([]ToolMiddleware(nil), b.opts.Middleware...)
+	b.chain.Store(&chainState{mw: mw, call: Chain(b.terminal, mw...)})
+	return b
+}
+
+// ToolDriver returns the ToolDriver the BaseDriver was built over.
+func (b *BaseDriver) ToolDriver() ToolDriver { return b.td }
+
+// PromptStrategy returns the driver's prompt codec.
+func (b *BaseDriver) PromptStrategy() PromptStrategy { return b.ps }
+
+// Options returns a copy of the options the driver was built with. Middleware lists
+// the middleware installed now, including AddMiddleware's.
+func (b *BaseDriver) Options() Options {
+	o := b.opts
+	o.Middleware = b.Middleware()
+	o.ExtractionStrategies = append([]ExtractionStrategy(nil), b.strategies...)
+	return o
+}
+
+// Middleware returns a copy of the middleware chain, outermost first.
+func (b *BaseDriver) Middleware() []ToolMiddleware {
+	return append([]ToolMiddleware(nil), b.chain.Load().mw...)
+}
+
+// Meta returns the tool driver's meta with the capabilities of BaseDriver added:
+// standalone, orchestratable, native_tools, streaming and tool_middleware.
+// SupportedLLMs is ["*"] when the tool driver names none. The installed middleware
+// never appears in it.
+func (b *BaseDriver) Meta() Meta {
+	b.metaOnce.Do(func() {
+		m := DeriveCapabilities(b.td.Meta(), b)
+		if len(m.SupportedLLMs) == 0 {
+			m.SupportedLLMs = []string{"*"}
+		}
+		b.meta = m
+	})
+	out := b.meta
+	out.Bindings = append([]Binding(nil), b.meta.Bindings...)
+	out.SupportedLLMs = append([]string(nil), b.meta.SupportedLLMs...)
+	out.Capabilities = append([]Capability(nil), b.meta.Capabilities...)
+	return out
+}
+
+// AddMiddleware appends mw innermost: after the middleware installed so far, closest
+// to the tool. It takes effect for the next call; calls already running finish with
+// the chain they started with. Safe for concurrent use. Nil entries are ignored.
+func (b *BaseDriver) AddMiddleware(mw ...ToolMiddleware) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	cur := b.chain.Load()
+	list := append([]ToolMiddleware(nil), cur.mw...)
+	for _, m := range mw {
+		if m != nil {
+			list = append(list, m)
+		}
+	}
+	b.chain.Store(&chainState{mw: list, call: Chain(b.terminal, list...)})
+}
+
+// ListTools returns the tool driver's tools.
+func (b *BaseDriver) ListTools(ctx context.Context) ([]Tool, error) {
+	return b.td.ListTools(ctx)
+}
+
+// ExecuteTool runs the named tool through the middleware chain and the tool driver.
+// Every call goes through the chain, whether it comes from ProcessLLMResponse or from
+// outside (an orchestrator), so a consent policy on the driver always applies. A nil
+// args is passed on as an empty map. A panic in a middleware or the tool is returned
+// as a *PanicError.
+func (b *BaseDriver) ExecuteTool(ctx context.Context, name string, args map[string]any) (result any, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			result, err = nil, &PanicError{Tool: name, Value: v, Stack: debug.Stack()}
+		}
+	}()
+	if args == nil {
+		args = map[string]any{}
+	}
+	return b.chain.Load().call(ctx, name, args)
+}
+
+// FunctionDescription returns the tools rendered by the prompt codec, or the text set
+// with WithToolDescription. model is not used by the default codec. An error of the
+// tool driver's ListTools or an invalid tool is returned wrapped.
+func (b *BaseDriver) FunctionDescription(ctx context.Context, model string) (string, error) {
+	if b.opts.ToolDescription != "" {
+		return b.opts.ToolDescription, nil
+	}
+	tools, err := b.validTools(ctx)
+	if err != nil {
+		return "", err
+	}
+	return b.ps.EncodeTools(tools)
+}
+
+func (b *BaseDriver) validTools(ctx context.Context) ([]Tool, error) {
+	tools, err := b.td.ListTools(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list tools: %w", err)
+	}
+	for _, t := range tools {
+		if err := t.Validate(); err != nil {
+			return nil, err
+		}
+	}
+	return tools, nil
+}
+
+// SystemMessage returns the codec's system template with the function description
+// and the call example filled in, followed by the tool driver's instructions (see
+// InstructionProvider); or the text set with WithSystemMessage.
+func (b *BaseDriver) SystemMessage(ctx context.Context, model string) (string, error) {
+	if b.opts.SystemMessage != "" {
+		return b.opts.SystemMessage, nil
+	}
+	fd, err := b.FunctionDescription(ctx, model)
+	if err != nil {
+		return "", err
+	}
+	return b.withInstructions(ctx, b.ps.SystemMessage(fd)), nil
+}
+
+func (b *BaseDriver) withInstructions(ctx context.Context, msg string) string {
+	if ip, ok := b.td.(InstructionProvider); ok {
+		if extra := ip.Instructions(ctx); extra != "" {
+			return msg + "\n\n" + extra
+		}
+	}
+	return msg
+}
+
+// NativeToolContext returns, when the WithNativeTools predicate accepts model, the
+// codec's native system message (plus instructions) and every tool as an OpenAI
+// function-tool object {"type":"function","function":{name, description,
+// parameters}}. Otherwise it returns the full text system message and nil Tools.
+func (b *BaseDriver) NativeToolContext(ctx context.Context, model string) (NativeToolContext, error) {
+	if b.opts.NativeTools == nil || !b.opts.NativeTools(model) {
+		msg, err := b.SystemMessage(ctx, model)
+		if err != nil {
+			return NativeToolContext{}, err
+		}
+		return NativeToolContext{SystemMessage: msg}, nil
+	}
+	tools, err := b.validTools(ctx)
+	if err != nil {
+		return NativeToolContext{}, err
+	}
+	out := make([]map[string]any, 0, len(tools))
+	for _, t := range tools {
+		out = append(out, map[string]any{
+			"type": "function",
+			"function": map[string]any{
+				"name":        t.Name,
+				"description": t.Summary(),
+				"parameters":  ToolSchema(t),
+			},
+		})
+	}
+	msg := b.opts.SystemMessage
+	if msg == "" {
+		msg = b.withInstructions(ctx, b.ps.NativeSystemMessage())
+	}
+	return NativeToolContext{SystemMessage: msg, Tools: out}, nil
+}
+
+// ProcessLLMResponse recognises the format of response (strategies asked in their
+// fixed order), extracts every call, keeps the calls whose tool this driver lists,
+// runs each in order through the middleware chain, and returns the Response.
+//
+// Unknown tools are ignored: a response with no owned call gives the zero Response.
+// A tool error, a middleware error, malformed arguments or a panic become a failed
+// CallRecord with a retry prompt; nothing escapes to the caller. When ctx is done,
+// no further call starts and the remaining ones fail with ctx's error.
+func (b *BaseDriver) ProcessLLMResponse(ctx context.Context, response any) (resp Response) {
+	reply := NewReply(response)
+	var strategy ExtractionStrategy
+	var calls []ToolCall
+	func() {
+		defer func() {
+			if v := recover(); v != nil {
+				strategy, calls = nil, nil
+			}
+		}()
+		for _, s := range b.strategies {
+			if s.Match(reply) {
+				strategy = s
+				calls = s.Extract(reply)
+				break
+			}
+		}
+	}()
+	if strategy == nil || len(calls) == 0 {
+		return Response{}
+	}
+	owned := b.owned(ctx, calls)
+	if len(owned) == 0 {
+		return Response{}
+	}
+	return b.run(ctx, strategy, reply, owned)
+}
+
+// owned keeps the calls whose tool the driver publishes, in order. When the tools
+// cannot be listed no call is owned.
+func (b *BaseDriver) owned(ctx context.Context, calls []ToolCall) []ToolCall {
+	var out []ToolCall
+	if tl, ok := b.td.(ToolLookup); ok {
+		for _, c := range calls {
+			if has, err := tl.HasTool(ctx, c.Name); err == nil && has {
+				out = append(out, c)
+			}
+		}
+		return out
+	}
+	tools, err := b.td.ListTools(ctx)
+	if err != nil {
+		return nil
+	}
+	for _, c := range calls {
+		for i := range tools {
+			if tools[i].Name == c.Name {
+				out = append(out, c)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// ownsName reports whether the driver publishes name.
+func (b *BaseDriver) ownsName(ctx context.Context, name string) bool {
+	return len(b.owned(ctx, []ToolCall{{Name: name}})) == 1
+}
+
+// run executes the owned calls in order and builds the Response.
+func (b *BaseDriver) run(ctx context.Context, s ExtractionStrategy, reply Reply, calls []ToolCall) Response {
+	resp := Response{Calls: make([]CallRecord, 0, len(calls))}
+	outcomes := make([]CallOutcome, 0, len(calls))
+	for _, c := range calls {
+		rec := CallRecord{ID: c.ID, Name: c.Name, Arguments: c.Arguments}
+		switch {
+		case c.Err != nil:
+			rec.Err = c.Err
+		case ctx.Err() != nil:
+			rec.Err = fmt.Errorf("call to %q not started: %w", c.Name, context.Cause(ctx))
+		default:
+			rec.Result, rec.Err = b.ExecuteTool(ctx, c.Name, maps.Clone(c.Arguments))
+		}
+		if rec.Err != nil {
+			rec.Result = nil
+			resp.CallFailed = true
+			if resp.RetryPrompt == "" {
+				resp.RetryPrompt = b.ps.RetryPrompt(c.Name, rec.Err.Error())
+			}
+		} else {
+			resp.CallExecuted = true
+		}
+		resp.Calls = append(resp.Calls, rec)
+		outcomes = append(outcomes, CallOutcome{Call: c, Result: rec.Result, Err: rec.Err})
+	}
+	func() {
+		defer func() {
+			if v := recover(); v != nil {
+				resp.Messages = nil
+			}
+		}()
+		resp.Messages = s.History(reply, outcomes)
+	}()
+	return resp
+}

@@ -1,0 +1,48 @@
+package mcs
+
+import "context"
+
+// CallNext continues a tool call: it runs the rest of the middleware chain and, at
+// its end, the driver's tool execution.
+type CallNext func(ctx context.Context, name string, args map[string]any) (any, error)
+
+// ToolMiddleware intercepts the tool calls of one driver. It receives the pending
+// call and next, the continuation, and may observe the call, rewrite its name or
+// arguments before calling next, short-circuit by returning without calling next, or
+// catch an error from next and return a result instead.
+//
+// Middleware carries configuration, not per-call state: one instance may serve many
+// drivers at once, so implementations must be safe for concurrent use. Middleware
+// must not mutate args in place; to rewrite, pass a new map to next.
+type ToolMiddleware interface {
+	OnExecuteTool(ctx context.Context, name string, args map[string]any, next CallNext) (any, error)
+}
+
+// ToolMiddlewareFunc adapts an ordinary function to [ToolMiddleware].
+type ToolMiddlewareFunc func(ctx context.Context, name string, args map[string]any, next CallNext) (any, error)
+
+// OnExecuteTool calls f(ctx, name, args, next).
+func (f ToolMiddlewareFunc) OnExecuteTool(ctx context.Context, name string, args map[string]any, next CallNext) (any, error) {
+	return f(ctx, name, args, next)
+}
+
+var _ ToolMiddleware = ToolMiddlewareFunc(nil)
+
+// Chain wraps terminal in mw and returns the resulting continuation. mw[0] is
+// outermost: it sees the call first and the result last. Nil entries are skipped.
+// Chain builds the closures once; calling the result allocates nothing of its own,
+// so build a chain when the middleware list changes, not per call.
+func Chain(terminal CallNext, mw ...ToolMiddleware) CallNext {
+	next := terminal
+	for i := len(mw) - 1; i >= 0; i-- {
+		m := mw[i]
+		if m == nil {
+			continue
+		}
+		inner := next
+		next = func(ctx context.Context, name string, args map[string]any) (any, error) {
+			return m.OnExecuteTool(ctx, name, args, inner)
+		}
+	}
+	return next
+}

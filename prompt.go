@@ -1,0 +1,401 @@
+package mcs
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/pelletier/go-toml/v2"
+)
+
+// PromptStrategy is the prompt codec of a driver: one object writes the prompt and
+// decodes the model's text calls, so the two can never disagree. The built-in codec
+// (JSON calls, wording from TOML) comes from [DefaultPromptStrategy] and
+// [LoadPromptStrategy]; implement the interface for another dialect (XML, a
+// model-specific format). Implementations must be safe for concurrent use.
+type PromptStrategy interface {
+	// EncodeTools renders tools as the function description the model reads.
+	EncodeTools(tools []Tool) (string, error)
+	// SystemMessage returns the complete system prompt around a function description
+	// produced by EncodeTools (or supplied by the user).
+	SystemMessage(functionDescription string) string
+	// NativeSystemMessage returns the behavioural system prompt for native tool
+	// calling, without the tool specification.
+	NativeSystemMessage() string
+	// RetryPrompt returns the hint for the model after the call to toolName failed
+	// with errText.
+	RetryPrompt(toolName, errText string) string
+	// ResultMessage returns the history entry that carries one text-mode call's result
+	// (failed reports an error text) back to the model.
+	ResultMessage(toolName, text string, failed bool) map[string]any
+	// NewDecoder returns a decoder for one model output, possibly streamed.
+	NewDecoder() TextDecoder
+}
+
+// TextDecoder finds calls in model text in one incremental pass. Each call passes the
+// whole text so far; the text of an earlier call must be a prefix of the next one.
+// A decoder serves one output and is not safe for concurrent use.
+type TextDecoder interface {
+	// Scan continues over text and returns the calls that completed since the last
+	// call, in order.
+	Scan(text string) []ToolCall
+	// Finish scans the rest of text, which is now final, and returns the calls that
+	// completed. A call inside a code fence that never closed completes here.
+	Finish(text string) []ToolCall
+	// Pending reports the earliest region that may still become a call: its start
+	// offset and, once known, the tool name. ok is false when nothing is forming.
+	Pending() (start int, name string, ok bool)
+	// Malformed returns the objects, so far, that named a tool but could not be
+	// decoded even after repair, or never closed (the latter only after Finish).
+	// Each has Err set. Non-streaming processing ignores them.
+	Malformed() []ToolCall
+}
+
+//go:embed prompts/default.toml
+var defaultPromptTOML []byte
+
+// promptFile mirrors the TOML layout. Pointers distinguish "not set" from "empty"
+// so that an overlay replaces only what it names.
+type promptFile struct {
+	SystemMessage *struct {
+		Template       *string `toml:"template"`
+		NativeTemplate *string `toml:"native_template"`
+	} `toml:"system_message"`
+	CallExample *struct {
+		Example *string `toml:"example"`
+	} `toml:"call_example"`
+	Parsing *struct {
+		ToolFieldAliases      []string `toml:"tool_field_aliases"`
+		ArgumentsFieldAliases []string `toml:"arguments_field_aliases"`
+	} `toml:"parsing"`
+	RetryPrompts *struct {
+		ExecutionFailed *string `toml:"execution_failed"`
+	} `toml:"retry_prompts"`
+	History *struct {
+		ResultRole  *string `toml:"result_role"`
+		ErrorPrefix *string `toml:"error_prefix"`
+	} `toml:"history"`
+	Healing []struct {
+		Name        string `toml:"name"`
+		Pattern     string `toml:"pattern"`
+		Replacement string `toml:"replacement"`
+	} `toml:"healing"`
+}
+
+// HealingRule is one regular-expression repair applied to a call that does not
+// parse as JSON.
+type HealingRule struct {
+	Name        string
+	Pattern     *regexp.Regexp
+	Replacement string
+}
+
+// JSONPromptStrategy is the built-in prompt codec: tools rendered as JSON, calls
+// written as JSON objects in the reply, all wording from TOML. Its fields are read
+// only; build it with DefaultPromptStrategy, LoadPromptStrategy or
+// ParsePromptStrategy. It is safe for concurrent use.
+type JSONPromptStrategy struct {
+	Template              string
+	NativeTemplate        string
+	CallExample           string
+	ToolFieldAliases      []string
+	ArgumentsFieldAliases []string
+	ExecutionFailed       string
+	ResultRole            string
+	ErrorPrefix           string
+	Healing               []HealingRule
+
+	replacer *strings.Replacer
+}
+
+var _ PromptStrategy = (*JSONPromptStrategy)(nil)
+
+var (
+	defaultPromptOnce sync.Once
+	defaultPrompt     *JSONPromptStrategy
+)
+
+// DefaultPromptStrategy returns the codec of the bundled TOML. The value is shared and
+// immutable.
+func DefaultPromptStrategy() PromptStrategy {
+	return defaultJSONPrompt()
+}
+
+func defaultJSONPrompt() *JSONPromptStrategy {
+	defaultPromptOnce.Do(func() {
+		s := &JSONPromptStrategy{}
+		if err := s.overlay("bundled prompts/default.toml", defaultPromptTOML); err != nil {
+			panic("mcs: bundled prompt is invalid: " + err.Error())
+		}
+		s.finish()
+		defaultPrompt = s
+	})
+	return defaultPrompt
+}
+
+// PromptError reports a problem in a prompt TOML file. File and Line locate it (Line
+// is 0 when unknown); Rule names the healing rule, if any.
+type PromptError struct {
+	File string
+	Line int
+	Rule string
+	Err  error
+}
+
+func (e *PromptError) Error() string {
+	var b strings.Builder
+	b.WriteString("prompt file ")
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ", line %d", e.Line)
+	}
+	if e.Rule != "" {
+		fmt.Fprintf(&b, ", healing rule %q", e.Rule)
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Err.Error())
+	return b.String()
+}
+
+func (e *PromptError) Unwrap() error { return e.Err }
+
+// LoadPromptStrategy returns the bundled codec overlaid by the TOML file at path: keys
+// the file sets replace the bundled ones, its [[healing]] rules are appended. A file
+// that cannot be read, is not valid TOML, has unknown keys or an invalid regular
+// expression is a *PromptError naming the file, the line and the rule.
+func LoadPromptStrategy(path string) (PromptStrategy, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &PromptError{File: path, Err: fmt.Errorf("cannot read it: %w", err)}
+	}
+	return ParsePromptStrategy(path, data)
+}
+
+// ParsePromptStrategy is LoadPromptStrategy for a document already in memory; name
+// is used in errors.
+func ParsePromptStrategy(name string, data []byte) (*JSONPromptStrategy, error) {
+	base := defaultJSONPrompt()
+	s := &JSONPromptStrategy{
+		Template:              base.Template,
+		NativeTemplate:        base.NativeTemplate,
+		CallExample:           base.CallExample,
+		ToolFieldAliases:      append([]string(nil), base.ToolFieldAliases...),
+		ArgumentsFieldAliases: append([]string(nil), base.ArgumentsFieldAliases...),
+		ExecutionFailed:       base.ExecutionFailed,
+		ResultRole:            base.ResultRole,
+		ErrorPrefix:           base.ErrorPrefix,
+		Healing:               append([]HealingRule(nil), base.Healing...),
+	}
+	if err := s.overlay(name, data); err != nil {
+		return nil, err
+	}
+	s.finish()
+	return s, nil
+}
+
+func (s *JSONPromptStrategy) overlay(name string, data []byte) error {
+	var f promptFile
+	dec := toml.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		pe := &PromptError{File: name, Err: err}
+		var de *toml.DecodeError
+		var sm *toml.StrictMissingError
+		switch {
+		case errors.As(err, &de):
+			pe.Line, _ = de.Position()
+			pe.Err = errors.New(de.Error())
+		case errors.As(err, &sm) && len(sm.Errors) > 0:
+			pe.Line, _ = sm.Errors[0].Position()
+			pe.Err = fmt.Errorf("unknown key %q (check its spelling against the bundled prompts/default.toml)", strings.Join(sm.Errors[0].Key(), "."))
+		}
+		return pe
+	}
+	if m := f.SystemMessage; m != nil {
+		setString(&s.Template, m.Template)
+		setString(&s.NativeTemplate, m.NativeTemplate)
+	}
+	if c := f.CallExample; c != nil {
+		setString(&s.CallExample, c.Example)
+	}
+	if p := f.Parsing; p != nil {
+		if p.ToolFieldAliases != nil {
+			if len(p.ToolFieldAliases) == 0 {
+				return &PromptError{File: name, Line: lineOf(data, "tool_field_aliases", 0), Err: errors.New("tool_field_aliases is empty; list at least one field, such as \"tool\"")}
+			}
+			s.ToolFieldAliases = p.ToolFieldAliases
+		}
+		if p.ArgumentsFieldAliases != nil {
+			s.ArgumentsFieldAliases = p.ArgumentsFieldAliases
+		}
+	}
+	if r := f.RetryPrompts; r != nil {
+		setString(&s.ExecutionFailed, r.ExecutionFailed)
+	}
+	if h := f.History; h != nil {
+		setString(&s.ResultRole, h.ResultRole)
+		setString(&s.ErrorPrefix, h.ErrorPrefix)
+	}
+	for i, h := range f.Healing {
+		line := lineOf(data, "[[healing]]", i)
+		if h.Pattern == "" {
+			return &PromptError{File: name, Line: line, Rule: h.Name, Err: errors.New("pattern is empty")}
+		}
+		re, err := regexp.Compile(h.Pattern)
+		if err != nil {
+			return &PromptError{File: name, Line: line, Rule: h.Name, Err: fmt.Errorf("invalid regular expression: %w", err)}
+		}
+		ruleName := h.Name
+		if ruleName == "" {
+			ruleName = fmt.Sprintf("#%d", i+1)
+		}
+		s.Healing = append(s.Healing, HealingRule{Name: ruleName, Pattern: re, Replacement: h.Replacement})
+	}
+	return nil
+}
+
+func setString(dst *string, v *string) {
+	if v != nil {
+		*dst = *v
+	}
+}
+
+// lineOf returns the 1-based line of the n-th (0-based) line that starts with needle,
+// or 0.
+func lineOf(data []byte, needle string, n int) int {
+	for i, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), needle) {
+			if n == 0 {
+				return i + 1
+			}
+			n--
+		}
+	}
+	return 0
+}
+
+func (s *JSONPromptStrategy) finish() {
+	s.replacer = strings.NewReplacer("{call_example}", s.CallExample)
+}
+
+// jsonTool is the rendering of one tool in the function description.
+type jsonTool struct {
+	Name        string     `json:"name"`
+	Description string     `json:"description"`
+	Parameters  jsonParams `json:"parameters"`
+}
+
+type jsonParams struct {
+	Type       string                    `json:"type"`
+	Properties map[string]map[string]any `json:"properties"`
+	Required   []string                  `json:"required,omitempty"`
+}
+
+// ToolSchema returns the JSON Schema object of t's parameters:
+// {"type":"object","properties":{...},"required":[...]}. A parameter without a schema
+// is a string; a parameter description overrides the schema's; "required" is present
+// only when non-empty. The parameter schemas are copied, never shared.
+func ToolSchema(t Tool) map[string]any {
+	p := toolParams(t)
+	out := map[string]any{"type": "object", "properties": toAnyMap(p.Properties)}
+	if len(p.Required) > 0 {
+		out["required"] = p.Required
+	}
+	return out
+}
+
+func toAnyMap(m map[string]map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func toolParams(t Tool) jsonParams {
+	p := jsonParams{Type: "object", Properties: make(map[string]map[string]any, len(t.Parameters))}
+	for _, prm := range t.Parameters {
+		var schema map[string]any
+		if prm.Schema == nil {
+			schema = map[string]any{"type": "string"}
+		} else {
+			schema = make(map[string]any, len(prm.Schema)+1)
+			for k, v := range prm.Schema {
+				schema[k] = v
+			}
+		}
+		if prm.Description != "" {
+			schema["description"] = prm.Description
+		}
+		p.Properties[prm.Name] = schema
+		if prm.Required {
+			p.Required = append(p.Required, prm.Name)
+		}
+	}
+	return p
+}
+
+// EncodeTools renders tools as {"tools":[{name, description, parameters}]}, indented.
+// A tool whose parameter schema cannot be encoded as JSON is an error naming it.
+func (s *JSONPromptStrategy) EncodeTools(tools []Tool) (string, error) {
+	out := struct {
+		Tools []jsonTool `json:"tools"`
+	}{Tools: make([]jsonTool, 0, len(tools))}
+	for _, t := range tools {
+		jt := jsonTool{Name: t.Name, Description: t.Summary(), Parameters: toolParams(t)}
+		if _, err := json.Marshal(jt.Parameters); err != nil {
+			return "", fmt.Errorf("encode tool %q: parameter schema is not valid JSON: %w", t.Name, err)
+		}
+		out.Tools = append(out.Tools, jt)
+	}
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return "", fmt.Errorf("encode tools: %w", err)
+	}
+	return string(b), nil
+}
+
+// SystemMessage fills the template's {tools} with functionDescription and
+// {call_example} with the call example.
+func (s *JSONPromptStrategy) SystemMessage(functionDescription string) string {
+	// {call_example} first, so that a tool description containing the placeholder
+	// text is left alone.
+	t := s.replacer.Replace(s.Template)
+	return strings.Replace(t, "{tools}", functionDescription, 1)
+}
+
+// NativeSystemMessage returns the native template.
+func (s *JSONPromptStrategy) NativeSystemMessage() string { return s.NativeTemplate }
+
+// RetryPrompt fills the execution_failed template. A leading "failed:" in errText is
+// dropped, so the prompt never says it twice.
+func (s *JSONPromptStrategy) RetryPrompt(toolName, errText string) string {
+	errText = strings.TrimSpace(errText)
+	for _, p := range []string{"failed:", "Failed:", "FAILED:", "error:", "Error:"} {
+		if strings.HasPrefix(errText, p) && strings.Contains(s.ExecutionFailed, "failed: {error}") {
+			errText = strings.TrimSpace(errText[len(p):])
+			break
+		}
+	}
+	return strings.NewReplacer("{tool_name}", toolName, "{error}", errText).Replace(s.ExecutionFailed)
+}
+
+// ResultMessage returns {"role": result_role, "content": text}, with the error
+// prefix when failed.
+func (s *JSONPromptStrategy) ResultMessage(toolName, text string, failed bool) map[string]any {
+	if failed {
+		text = s.ErrorPrefix + text
+	}
+	return map[string]any{"role": s.ResultRole, "content": text}
+}
+
+// NewDecoder returns an incremental decoder of JSON calls.
+func (s *JSONPromptStrategy) NewDecoder() TextDecoder {
+	return &jsonDecoder{codec: s, nameRank: -1}
+}

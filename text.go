@@ -1,0 +1,200 @@
+package mcs
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+)
+
+// TextFormat returns the plain-text wire format over ps (nil means the default
+// prompt strategy): calls are written into the reply's text in ps's dialect. It
+// matches plain text, and native messages that carry no native call, whose text
+// content it decodes.
+func TextFormat(ps PromptStrategy) ExtractionStrategy {
+	if ps == nil {
+		ps = DefaultPromptStrategy()
+	}
+	return textFormat{ps: ps}
+}
+
+type textFormat struct{ ps PromptStrategy }
+
+func (textFormat) Format() string { return "text" }
+
+func (textFormat) Match(Reply) bool { return true }
+
+func (f textFormat) Extract(r Reply) []ToolCall {
+	if r.Text == "" {
+		return nil
+	}
+	return f.ps.NewDecoder().Finish(r.Text)
+}
+
+func (f textFormat) History(r Reply, outcomes []CallOutcome) []map[string]any {
+	msgs := make([]map[string]any, 0, len(outcomes)+1)
+	msgs = append(msgs, map[string]any{"role": "assistant", "content": r.Text})
+	for _, o := range outcomes {
+		msgs = append(msgs, f.ps.ResultMessage(o.Call.Name, outcomeText(o), o.Err != nil))
+	}
+	return msgs
+}
+
+func (textFormat) MatchChunk(chunk any) bool {
+	_, ok := chunk.(string)
+	return ok
+}
+
+func (textFormat) NewAssembler() Assembler { return &textAssembler{} }
+
+type textAssembler struct {
+	b    strings.Builder
+	done bool
+}
+
+func (a *textAssembler) Add(chunk any) string {
+	s, _ := chunk.(string)
+	a.b.WriteString(s)
+	return s
+}
+
+func (a *textAssembler) Message() map[string]any {
+	return map[string]any{"role": "assistant", "content": a.b.String()}
+}
+
+func (a *textAssembler) Done() bool { return a.done }
+
+func (a *textAssembler) Forming() []string { return nil }
+
+// NewReply turns a model output into a Reply. A string is text. A map is a native
+// message; a Chat Completions envelope ({"choices":[{"message":...}]}) and a Gemini
+// envelope ({"candidates":[{"content":...}]}) are unwrapped to their first message.
+// []byte and json.RawMessage are decoded when they hold a JSON object and are text
+// otherwise. Any other value is marshalled to JSON and decoded.
+func NewReply(response any) Reply {
+	switch v := response.(type) {
+	case nil:
+		return Reply{}
+	case string:
+		return Reply{Text: v}
+	case map[string]any:
+		if !isNativeMessage(v) {
+			// a bare object, such as a text call the caller decoded: treat it as text
+			b, err := json.Marshal(v)
+			if err != nil {
+				return Reply{}
+			}
+			return Reply{Text: string(b)}
+		}
+		return replyFromMap(v)
+	case []byte:
+		return replyFromBytes(v)
+	case json.RawMessage:
+		return replyFromBytes(v)
+	case Reply:
+		return v
+	case *Reply:
+		if v == nil {
+			return Reply{}
+		}
+		return *v
+	}
+	b, err := json.Marshal(response)
+	if err != nil {
+		return Reply{}
+	}
+	return replyFromBytes(b)
+}
+
+func replyFromBytes(b []byte) Reply {
+	t := bytes.TrimSpace(b)
+	if len(t) > 0 && t[0] == '{' {
+		var m map[string]any
+		if json.Unmarshal(t, &m) == nil {
+			if !isNativeMessage(m) {
+				return Reply{Text: string(b)}
+			}
+			return replyFromMap(m)
+		}
+	}
+	if len(t) > 0 && t[0] == '"' {
+		var s string
+		if json.Unmarshal(t, &s) == nil {
+			return Reply{Text: s}
+		}
+	}
+	return Reply{Text: string(b)}
+}
+
+// isNativeMessage reports whether m has the keys of a provider message or envelope.
+func isNativeMessage(m map[string]any) bool {
+	for _, k := range [...]string{"role", "content", "tool_calls", "output", "parts", "choices", "candidates", "message"} {
+		if _, ok := m[k]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+func replyFromMap(m map[string]any) Reply {
+	if ch, ok := m["choices"].([]any); ok && len(ch) > 0 {
+		if c0, ok := ch[0].(map[string]any); ok {
+			if msg, ok := c0["message"].(map[string]any); ok {
+				m = msg
+			}
+		}
+	} else if cands, ok := m["candidates"].([]any); ok && len(cands) > 0 {
+		if c0, ok := cands[0].(map[string]any); ok {
+			if content, ok := c0["content"].(map[string]any); ok {
+				m = content
+			}
+		}
+	} else if msg, ok := m["message"].(map[string]any); ok && m["role"] == nil {
+		m = msg // Ollama's /api/chat envelope
+	}
+	return Reply{Message: m, Text: messageText(m)}
+}
+
+// messageText collects the text content of a native message in any built-in shape.
+func messageText(m map[string]any) string {
+	switch c := m["content"].(type) {
+	case string:
+		return c
+	case []any:
+		var b strings.Builder
+		for _, blk := range c {
+			bm, _ := blk.(map[string]any)
+			if t, ok := bm["text"].(string); ok {
+				b.WriteString(t)
+			}
+		}
+		return b.String()
+	}
+	if out, ok := m["output"].([]any); ok {
+		var b strings.Builder
+		for _, item := range out {
+			im, _ := item.(map[string]any)
+			if im["type"] != "message" {
+				continue
+			}
+			parts, _ := im["content"].([]any)
+			for _, p := range parts {
+				pm, _ := p.(map[string]any)
+				if t, ok := pm["text"].(string); ok {
+					b.WriteString(t)
+				}
+			}
+		}
+		return b.String()
+	}
+	if parts, ok := m["parts"].([]any); ok {
+		var b strings.Builder
+		for _, p := range parts {
+			pm, _ := p.(map[string]any)
+			if t, ok := pm["text"].(string); ok {
+				b.WriteString(t)
+			}
+		}
+		return b.String()
+	}
+	return ""
+}

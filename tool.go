@@ -1,0 +1,67 @@
+package mcs
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Parameter describes one argument of a [Tool].
+type Parameter struct {
+	// Name is the argument name the model must use.
+	Name string
+	// Description explains the argument; when set it overrides a description in Schema.
+	Description string
+	// Required reports whether the model must supply the argument.
+	Required bool
+	// Schema is a JSON Schema fragment for the argument's value. A nil Schema renders
+	// as {"type":"string"}.
+	Schema map[string]any
+}
+
+// Tool describes one function a driver publishes to the model.
+type Tool struct {
+	// Name is the machine name the model uses to call the tool.
+	Name string
+	// Title is an optional short human-readable name.
+	Title string
+	// Description tells the model what the tool does; when empty, Title is used.
+	Description string
+	// Parameters are the tool's arguments, in the order they are presented.
+	Parameters []Parameter
+}
+
+// Summary returns the text that describes the tool to the model: Description, or
+// Title when Description is empty.
+func (t Tool) Summary() string {
+	if t.Description != "" {
+		return t.Description
+	}
+	return t.Title
+}
+
+// ErrInvalidTool is wrapped by every error [Tool.Validate] returns.
+var ErrInvalidTool = errors.New("invalid tool")
+
+// Validate reports whether t can be published: the name must be set and at least one
+// of Title and Description must be set. Parameter names must be set and unique. The
+// error wraps [ErrInvalidTool] and names what is missing.
+func (t Tool) Validate() error {
+	if strings.TrimSpace(t.Name) == "" {
+		return fmt.Errorf("%w: name is empty; set Tool.Name", ErrInvalidTool)
+	}
+	if strings.TrimSpace(t.Title) == "" && strings.TrimSpace(t.Description) == "" {
+		return fmt.Errorf("%w: tool %q has neither title nor description; set at least one", ErrInvalidTool, t.Name)
+	}
+	seen := make(map[string]bool, len(t.Parameters))
+	for i, p := range t.Parameters {
+		if strings.TrimSpace(p.Name) == "" {
+			return fmt.Errorf("%w: tool %q: parameter %d has no name", ErrInvalidTool, t.Name, i)
+		}
+		if seen[p.Name] {
+			return fmt.Errorf("%w: tool %q: parameter %q is declared twice", ErrInvalidTool, t.Name, p.Name)
+		}
+		seen[p.Name] = true
+	}
+	return nil
+}
