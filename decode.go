@@ -47,6 +47,7 @@ type jsonDecoder struct {
 	depth      int
 	objStart   int
 	inStr      bool
+	comment    byte // '/' in a // comment, '*' in a /* */ comment, 0 outside
 	quote      byte
 	esc        bool
 	strStart   int
@@ -122,6 +123,10 @@ func isIdentStart(c byte) bool {
 	return c == '_' || c == '$' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
 }
 
+// isKeyByte reports bytes that may make up an unquoted first key: identifier bytes
+// and the bytes of non-ASCII characters (typographic quotes around a key).
+func isKeyByte(c byte) bool { return isIdent(c) || c >= 0x80 }
+
 func isIdent(c byte) bool { return isIdentStart(c) || c == '-' || (c >= '0' && c <= '9') }
 
 func (d *jsonDecoder) scan(text string, out []ToolCall) []ToolCall {
@@ -168,6 +173,29 @@ func (d *jsonDecoder) scan(text string, out []ToolCall) []ToolCall {
 				d.esc = false
 			}
 			continue
+		}
+		if d.comment != 0 {
+			if d.comment == '/' && c == '\n' {
+				d.comment = 0
+			} else if d.comment == '*' && c == '/' && text[i-1] == '*' && i-1 > d.strStart {
+				d.comment = 0
+			}
+			continue
+		}
+		if c == '/' && !d.inStr {
+			if i+1 >= n {
+				d.pos = i // decide when the next byte arrives
+				return out
+			}
+			if text[i+1] == '/' || text[i+1] == '*' {
+				d.comment = text[i+1]
+				d.strStart = i + 1 // so that "/*/" does not close the comment
+				i++
+				if d.depth == 1 && d.keyState == 0 {
+					continue
+				}
+				continue
+			}
 		}
 		if d.inStr {
 			switch {
@@ -232,14 +260,14 @@ func (d *jsonDecoder) firstKey(c byte) bool {
 			// the quoted key's end moves keyState to 2 (stringEnd)
 		case c == '}':
 			d.keyState = 3
-		case isIdentStart(c):
+		case isIdentStart(c) || c >= 0x80:
 			d.keyState = 1
 		default:
 			return false
 		}
 	case 1:
 		switch {
-		case isIdent(c):
+		case isKeyByte(c):
 		case isSpace(c):
 			d.keyState = 2
 		case c == ':':
@@ -289,6 +317,9 @@ func (d *jsonDecoder) stringEnd(text string, end int) {
 func unquote(raw string) string {
 	if len(raw) < 2 {
 		return ""
+	}
+	if raw[0] == '"' && strings.IndexByte(raw, '\\') < 0 {
+		return raw[1 : len(raw)-1] // the common case: nothing to decode
 	}
 	if raw[0] == '\'' {
 		inner := raw[1 : len(raw)-1]

@@ -208,12 +208,12 @@ func (s *JSONPromptStrategy) overlay(name string, data []byte) error {
 		var de *toml.DecodeError
 		var sm *toml.StrictMissingError
 		switch {
-		case errors.As(err, &de):
-			pe.Line, _ = de.Position()
-			pe.Err = errors.New(de.Error())
 		case errors.As(err, &sm) && len(sm.Errors) > 0:
 			pe.Line, _ = sm.Errors[0].Position()
 			pe.Err = fmt.Errorf("unknown key %q (check its spelling against the bundled prompts/default.toml)", strings.Join(sm.Errors[0].Key(), "."))
+		case errors.As(err, &de):
+			pe.Line, _ = de.Position()
+			pe.Err = errors.New(de.Error())
 		}
 		return pe
 	}

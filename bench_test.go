@@ -1,0 +1,85 @@
+package mcs_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/mcs-go/mcs"
+)
+
+// trivialDriver has one tool that returns a constant; it isolates the kernel's cost.
+type trivialDriver struct{}
+
+func (trivialDriver) Meta() mcs.Meta { return mcs.Meta{ID: "bench/trivial", Name: "Trivial"} }
+// trivialTools is built once, as a real driver caches its listing.
+var trivialTools = []mcs.Tool{{Name: "get_weather", Description: "Weather for a city.",
+	Parameters: []mcs.Parameter{{Name: "city", Required: true}}}}
+
+func (trivialDriver) ListTools(context.Context) ([]mcs.Tool, error) { return trivialTools, nil }
+func (trivialDriver) ExecuteTool(context.Context, string, map[string]any) (any, error) {
+	return "sunny", nil
+}
+
+func passThrough() mcs.ToolMiddleware {
+	return mcs.ToolMiddlewareFunc(func(ctx context.Context, name string, args map[string]any, next mcs.CallNext) (any, error) {
+		return next(ctx, name, args)
+	})
+}
+
+// BenchmarkChain measures a call through 0, 1, 4 and 16 pass-through layers.
+func BenchmarkChain(b *testing.B) {
+	terminal := func(context.Context, string, map[string]any) (any, error) { return nil, nil }
+	args := map[string]any{"city": "Paris"}
+	ctx := context.Background()
+	for _, n := range []int{0, 1, 4, 16} {
+		mw := make([]mcs.ToolMiddleware, n)
+		for i := range mw {
+			mw[i] = passThrough()
+		}
+		call := mcs.Chain(terminal, mw...)
+		b.Run(fmt.Sprintf("layers=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := call(ctx, "get_weather", args); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// textCall is a 120-byte model reply with one text call.
+const textCall = `I'll check that for you. {"tool": "get_weather", "arguments": {"city": "Paris"}} One moment while I look that up, please`
+
+// BenchmarkProcessText processes one text call with a trivial tool and no middleware.
+func BenchmarkProcessText(b *testing.B) {
+	if len(textCall) != 120 {
+		b.Fatalf("reply is %d bytes, want 120", len(textCall))
+	}
+	d := mcs.NewBaseDriver(trivialDriver{})
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if r := d.ProcessLLMResponse(ctx, textCall); !r.CallExecuted {
+			b.Fatal("call not executed")
+		}
+	}
+}
+
+// BenchmarkProcessChatCompletions processes one Chat Completions message with one call.
+func BenchmarkProcessChatCompletions(b *testing.B) {
+	d := mcs.NewBaseDriver(trivialDriver{})
+	ctx := context.Background()
+	msg := map[string]any{
+		"role": "assistant", "content": nil,
+		"tool_calls": []any{map[string]any{"id": "call_abc123", "type": "function",
+			"function": map[string]any{"name": "get_weather", "arguments": `{"city":"Paris"}`}}},
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if r := d.ProcessLLMResponse(ctx, msg); !r.CallExecuted {
+			b.Fatal("call not executed")
+		}
+	}
+}

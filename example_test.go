@@ -1,0 +1,118 @@
+package mcs_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/mcs-go/mcs"
+)
+
+// weather is a tiny ToolDriver for the examples.
+type weather struct{}
+
+func (weather) Meta() mcs.Meta { return mcs.Meta{ID: "example/weather", Name: "Weather", Version: "1.0.0"} }
+
+func (weather) ListTools(context.Context) ([]mcs.Tool, error) {
+	return []mcs.Tool{{Name: "get_weather", Description: "Current weather for a city.",
+		Parameters: []mcs.Parameter{{Name: "city", Required: true}}}}, nil
+}
+
+func (weather) ExecuteTool(_ context.Context, name string, args map[string]any) (any, error) {
+	city, _ := args["city"].(string)
+	if city == "Atlantis" {
+		return nil, errors.New("no station in Atlantis")
+	}
+	fmt.Println("  exec", name, city)
+	return "sunny in " + city, nil
+}
+
+func trace(label string) mcs.ToolMiddleware {
+	return mcs.ToolMiddlewareFunc(func(ctx context.Context, name string, args map[string]any, next mcs.CallNext) (any, error) {
+		fmt.Println(label + ">")
+		res, err := next(ctx, name, args)
+		fmt.Println(label + "<")
+		return res, err
+	})
+}
+
+// The first middleware is outermost: it sees the call first and the result last.
+func ExampleChain() {
+	d := mcs.NewBaseDriver(weather{}, mcs.WithMiddleware(trace("A"), trace("B")))
+	r := d.ProcessLLMResponse(context.Background(), `{"tool": "get_weather", "arguments": {"city": "Paris"}}`)
+	fmt.Println(r.Calls[0].Result)
+	// Output:
+	// A>
+	// B>
+	//   exec get_weather Paris
+	// B<
+	// A<
+	// sunny in Paris
+}
+
+// A middleware short-circuits by returning without calling next; the result is a
+// success the model can read.
+func ExampleToolMiddlewareFunc_shortCircuit() {
+	readOnly := mcs.ToolMiddlewareFunc(func(ctx context.Context, name string, args map[string]any, next mcs.CallNext) (any, error) {
+		return map[string]any{"permission_denied": true, "tool": name}, nil
+	})
+	d := mcs.NewBaseDriver(weather{}, mcs.WithMiddleware(readOnly))
+	r := d.ProcessLLMResponse(context.Background(), `{"tool": "get_weather", "arguments": {"city": "Paris"}}`)
+	fmt.Println(r.CallExecuted, r.Calls[0].Result)
+	// Output:
+	// true map[permission_denied:true tool:get_weather]
+}
+
+// A middleware rewrites the arguments by passing a new map to next.
+func ExampleToolMiddlewareFunc_rewrite() {
+	titleCase := mcs.ToolMiddlewareFunc(func(ctx context.Context, name string, args map[string]any, next mcs.CallNext) (any, error) {
+		city, _ := args["city"].(string)
+		return next(ctx, name, map[string]any{"city": strings.ToUpper(city[:1]) + city[1:]})
+	})
+	d := mcs.NewBaseDriver(weather{}, mcs.WithMiddleware(titleCase))
+	r := d.ProcessLLMResponse(context.Background(), `{"tool": "get_weather", "arguments": {"city": "lyon"}}`)
+	fmt.Println(r.Calls[0].Arguments["city"], "->", r.Calls[0].Result)
+	// Output:
+	//   exec get_weather Lyon
+	// lyon -> sunny in Lyon
+}
+
+// A middleware catches an error from next and turns it into an in-band result.
+func ExampleToolMiddlewareFunc_catch() {
+	friendly := mcs.ToolMiddlewareFunc(func(ctx context.Context, name string, args map[string]any, next mcs.CallNext) (any, error) {
+		res, err := next(ctx, name, args)
+		if err != nil {
+			return map[string]any{"unavailable": err.Error()}, nil
+		}
+		return res, nil
+	})
+	d := mcs.NewBaseDriver(weather{}, mcs.WithMiddleware(friendly))
+	r := d.ProcessLLMResponse(context.Background(), `{"tool": "get_weather", "arguments": {"city": "Atlantis"}}`)
+	fmt.Println(r.CallExecuted, r.CallFailed, r.Calls[0].Result)
+	// Output:
+	// true false map[unavailable:no station in Atlantis]
+}
+
+// A BaseDriver turns a ToolDriver into a complete driver: prompt, parsing,
+// execution and history.
+func ExampleNewBaseDriver() {
+	ctx := context.Background()
+	d := mcs.NewBaseDriver(weather{})
+
+	reply := "Let me check.\n```json\n{\"tool\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\",}}\n```"
+	r := d.ProcessLLMResponse(ctx, reply)
+	fmt.Println("executed:", r.CallExecuted)
+	for _, m := range r.Messages[1:] {
+		fmt.Printf("%s: %s\n", m["role"], m["content"])
+	}
+
+	// An unknown tool is not this driver's business: the zero Response.
+	r = d.ProcessLLMResponse(ctx, `{"tool": "send_email", "arguments": {}}`)
+	fmt.Println("unknown tool executed:", r.CallExecuted, "failed:", r.CallFailed)
+	// Output:
+	//   exec get_weather Oslo
+	// executed: true
+	// system: sunny in Oslo
+	// unknown tool executed: false failed: false
+}
