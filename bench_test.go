@@ -12,6 +12,7 @@ import (
 type trivialDriver struct{}
 
 func (trivialDriver) Meta() mcs.Meta { return mcs.Meta{ID: "bench/trivial", Name: "Trivial"} }
+
 // trivialTools is built once, as a real driver caches its listing.
 var trivialTools = []mcs.Tool{{Name: "get_weather", Description: "Weather for a city.",
 	Parameters: []mcs.Parameter{{Name: "city", Required: true}}}}

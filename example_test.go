@@ -12,7 +12,9 @@ import (
 // weather is a tiny ToolDriver for the examples.
 type weather struct{}
 
-func (weather) Meta() mcs.Meta { return mcs.Meta{ID: "example/weather", Name: "Weather", Version: "1.0.0"} }
+func (weather) Meta() mcs.Meta {
+	return mcs.Meta{ID: "example/weather", Name: "Weather", Version: "1.0.0"}
+}
 
 func (weather) ListTools(context.Context) ([]mcs.Tool, error) {
 	return []mcs.Tool{{Name: "get_weather", Description: "Current weather for a city.",

@@ -240,7 +240,9 @@ func TestToolValidate(t *testing.T) {
 
 type healthy struct{ calcDriver }
 
-func (*healthy) Healthcheck(context.Context) mcs.HealthResult { return mcs.HealthResult{Status: mcs.HealthOK} }
+func (*healthy) Healthcheck(context.Context) mcs.HealthResult {
+	return mcs.HealthResult{Status: mcs.HealthOK}
+}
 
 func TestDeriveCapabilities(t *testing.T) {
 	m := mcs.Meta{ID: "x", Capabilities: []mcs.Capability{"custom", mcs.CapabilityOrchestratable}}
