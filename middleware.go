@@ -40,6 +40,13 @@ func Chain(terminal CallNext, mw ...ToolMiddleware) CallNext {
 			continue
 		}
 		inner := next
+		if f, ok := m.(ToolMiddlewareFunc); ok {
+			// call the function directly: one frame less per layer
+			next = func(ctx context.Context, name string, args map[string]any) (any, error) {
+				return f(ctx, name, args, inner)
+			}
+			continue
+		}
 		next = func(ctx context.Context, name string, args map[string]any) (any, error) {
 			return m.OnExecuteTool(ctx, name, args, inner)
 		}

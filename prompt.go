@@ -341,24 +341,25 @@ func toolParams(t Tool) jsonParams {
 	return p
 }
 
-// EncodeTools renders tools as {"tools":[{name, description, parameters}]}, indented.
-// A tool whose parameter schema cannot be encoded as JSON is an error naming it.
+// EncodeTools renders tools as {"tools":[{name, description, parameters}]}, one
+// tool per line. A tool whose parameter schema cannot be encoded as JSON is an error
+// naming it.
 func (s *JSONPromptStrategy) EncodeTools(tools []Tool) (string, error) {
-	out := struct {
-		Tools []jsonTool `json:"tools"`
-	}{Tools: make([]jsonTool, 0, len(tools))}
-	for _, t := range tools {
-		jt := jsonTool{Name: t.Name, Description: t.Summary(), Parameters: toolParams(t)}
-		if _, err := json.Marshal(jt.Parameters); err != nil {
+	var b strings.Builder
+	b.WriteString("{\"tools\": [")
+	for i, t := range tools {
+		line, err := json.Marshal(jsonTool{Name: t.Name, Description: t.Summary(), Parameters: toolParams(t)})
+		if err != nil {
 			return "", fmt.Errorf("encode tool %q: parameter schema is not valid JSON: %w", t.Name, err)
 		}
-		out.Tools = append(out.Tools, jt)
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("\n  ")
+		b.Write(line)
 	}
-	b, err := json.MarshalIndent(out, "", "  ")
-	if err != nil {
-		return "", fmt.Errorf("encode tools: %w", err)
-	}
-	return string(b), nil
+	b.WriteString("\n]}")
+	return b.String(), nil
 }
 
 // SystemMessage fills the template's {tools} with functionDescription and

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unsafe"
 )
 
 // StreamBuffer reassembles one streamed model response in its provider's own shape
@@ -24,7 +25,7 @@ type StreamBuffer struct {
 	asm        Assembler
 	isText     bool
 
-	content  strings.Builder
+	content  appendBuffer
 	finished bool
 	held     bool   // a driver held display this round
 	display  int    // display cursor: bytes of content already returned by Text
@@ -33,6 +34,29 @@ type StreamBuffer struct {
 }
 
 type span struct{ start, end int }
+
+// appendBuffer accumulates text and hands it out as a string without copying. It
+// doubles its capacity, so a stream of N bytes allocates less than 2N in total, and
+// never changes bytes already written, so strings handed out stay valid.
+type appendBuffer struct{ buf []byte }
+
+func (a *appendBuffer) WriteString(s string) {
+	if len(a.buf)+len(s) > cap(a.buf) {
+		grown := make([]byte, len(a.buf), max(2*cap(a.buf), len(a.buf)+len(s), 512))
+		copy(grown, a.buf)
+		a.buf = grown
+	}
+	a.buf = append(a.buf, s...)
+}
+
+func (a *appendBuffer) String() string {
+	if len(a.buf) == 0 {
+		return ""
+	}
+	return unsafe.String(unsafe.SliceData(a.buf), len(a.buf))
+}
+
+func (a *appendBuffer) Len() int { return len(a.buf) }
 
 // streamState is one driver's decoding state on a buffer.
 type streamState struct {
@@ -67,13 +91,16 @@ func (b *StreamBuffer) Add(chunk any) {
 	if b.finished {
 		return
 	}
+	if s, ok := chunk.(string); ok && b.isText {
+		b.content.WriteString(s) // the common case, without conversions
+		return
+	}
 	c := b.normalizeChunk(chunk)
 	if b.asm == nil {
 		b.recognise(c)
 	}
 	if b.isText {
-		s, _ := c.(string)
-		b.content.WriteString(s)
+		b.content.WriteString(textOf(chunk, c))
 		return
 	}
 	if s, ok := c.(string); ok && strings.HasPrefix(strings.TrimSpace(s), "data:") && strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(s), "data:")) == "[DONE]" {
@@ -90,6 +117,26 @@ func (b *StreamBuffer) Add(chunk any) {
 	}
 }
 
+// textOf returns the text of a chunk in a text stream: the original string or
+// bytes, even when they happened to hold a JSON object.
+func textOf(orig, normalized any) string {
+	switch v := orig.(type) {
+	case string:
+		return v
+	case []byte:
+		return string(v)
+	case json.RawMessage:
+		return string(v)
+	}
+	if s, ok := normalized.(string); ok {
+		return s
+	}
+	if raw, err := json.Marshal(normalized); err == nil {
+		return string(raw)
+	}
+	return ""
+}
+
 // normalizeChunk turns bytes and foreign values into a string or a map.
 func (b *StreamBuffer) normalizeChunk(chunk any) any {
 	switch v := chunk.(type) {
@@ -97,19 +144,19 @@ func (b *StreamBuffer) normalizeChunk(chunk any) any {
 		if b.isText {
 			return v
 		}
-		if m, ok := decodeChunkJSON([]byte(v)); ok {
+		if m, ok := decodeChunkJSON([]byte(v)); ok && (b.asm != nil || looksLikeProviderChunk(m)) {
 			return m
 		}
 		return v
 	case map[string]any:
 		return v
 	case []byte:
-		if m, ok := decodeChunkJSON(v); ok && !b.isText {
+		if m, ok := decodeChunkJSON(v); ok && !b.isText && (b.asm != nil || looksLikeProviderChunk(m)) {
 			return m
 		}
 		return string(v)
 	case json.RawMessage:
-		if m, ok := decodeChunkJSON(v); ok && !b.isText {
+		if m, ok := decodeChunkJSON(v); ok && !b.isText && (b.asm != nil || looksLikeProviderChunk(m)) {
 			return m
 		}
 		return string(v)
@@ -124,6 +171,18 @@ func (b *StreamBuffer) normalizeChunk(chunk any) any {
 		return m
 	}
 	return ""
+}
+
+// looksLikeProviderChunk reports whether a JSON object that arrived as text is a
+// provider's stream chunk rather than model text that happens to be JSON (a text
+// call such as {"tool": ...}): providers' chunks carry an envelope key.
+func looksLikeProviderChunk(m map[string]any) bool {
+	for _, k := range [...]string{"choices", "object", "type", "candidates", "done", "message"} {
+		if _, ok := m[k]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // decodeChunkJSON decodes a JSON object, tolerating a server-sent-events "data:"
