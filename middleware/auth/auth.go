@@ -8,6 +8,22 @@
 // installed on the driver turns it into a result the model can show the user:
 //
 //	{"auth_required": true, "message": "...", "url": "...", "code": "...", "scope": "github"}
+//
+// The providers:
+//
+//   - [NewStaticProvider]: tokens given by the operator, in a map or in the
+//     environment variables MCS_TOKEN_<SCOPE>.
+//   - [NewDeviceFlowProvider]: the OAuth 2.0 device authorization grant (RFC 8628).
+//     The first call returns a challenge without blocking; later calls poll once;
+//     tokens are kept in a [TokenStore] ([NewMemoryStore], [NewFileStore]) and
+//     refreshed.
+//
+// Credentials stay inside the driver: no provider, store or the middleware puts a
+// token into a result, an error or a log record.
+//
+// In a middleware list the auth middleware belongs innermost of the three concerns:
+// [hooks, permission, auth], so that consent is asked before a credential is used
+// and hooks see the in-band challenge as the call's result.
 package auth
 
 import (
@@ -34,8 +50,12 @@ type Challenge struct {
 	Scope string
 }
 
-// Error returns the challenge message, or a generic text naming the scope.
+// Error returns "authentication required: " followed by the message, or a generic
+// text naming the scope. A nil *Challenge reports "authentication required".
 func (c *Challenge) Error() string {
+	if c == nil {
+		return "authentication required"
+	}
 	if c.Message != "" {
 		return "authentication required: " + c.Message
 	}
@@ -45,10 +65,15 @@ func (c *Challenge) Error() string {
 	return "authentication required"
 }
 
-// Result returns the in-band result of the challenge:
-// {"auth_required": true, "message", "url", "code", "scope"} with empty fields left out.
+// Result returns the in-band result of the challenge, a new map on each call:
+// {"auth_required": true, "message", "url", "code", "scope"} with empty fields left
+// out. A nil *Challenge gives {"auth_required": true}.
 func (c *Challenge) Result() map[string]any {
-	out := map[string]any{"auth_required": true}
+	out := make(map[string]any, 5)
+	out["auth_required"] = true
+	if c == nil {
+		return out
+	}
 	if c.Message != "" {
 		out["message"] = c.Message
 	}
@@ -73,13 +98,29 @@ type CredentialProvider interface {
 	Token(ctx context.Context, scope string) (string, error)
 }
 
+// CredentialProviderFunc adapts an ordinary function to [CredentialProvider]. The
+// function must be safe for concurrent use.
+type CredentialProviderFunc func(ctx context.Context, scope string) (string, error)
+
+// Token calls f(ctx, scope).
+func (f CredentialProviderFunc) Token(ctx context.Context, scope string) (string, error) {
+	return f(ctx, scope)
+}
+
+var _ CredentialProvider = CredentialProviderFunc(nil)
+
 // ErrNoCredential is wrapped by the error of a provider that has no credential for a
 // scope and no way to obtain one.
 var ErrNoCredential = errors.New("no credential")
 
-// Middleware turns a *Challenge returned anywhere below it (also wrapped) into the
-// in-band result of Challenge.Result. Other errors and results pass through
-// unchanged. It has no state and is safe for concurrent use.
+// Middleware is the auth concern as an [mcs.ToolMiddleware]: it turns a *Challenge
+// returned anywhere below it (also wrapped, see [errors.As]) into the in-band result
+// of [Challenge.Result], a success for the driver, so that the model can tell the
+// user what to do. Other errors and all results pass through unchanged; the
+// arguments are passed on untouched. It never changes a driver's Meta.
+//
+// Middleware has no state: one instance may serve any number of drivers and is safe
+// for concurrent use. The zero value is ready to use.
 type Middleware struct{}
 
 var _ mcs.ToolMiddleware = (*Middleware)(nil)
@@ -87,12 +128,13 @@ var _ mcs.ToolMiddleware = (*Middleware)(nil)
 // New returns the auth middleware.
 func New() *Middleware { return &Middleware{} }
 
-// OnExecuteTool calls next and converts a *Challenge error into its result.
+// OnExecuteTool calls next and, when next fails with an error that holds a
+// *Challenge, returns the challenge's result and a nil error instead. The first
+// *Challenge in the error's tree wins.
 func (m *Middleware) OnExecuteTool(ctx context.Context, name string, args map[string]any, next mcs.CallNext) (any, error) {
 	res, err := next(ctx, name, args)
 	if err != nil {
-		var ch *Challenge
-		if errors.As(err, &ch) {
+		if ch, ok := errors.AsType[*Challenge](err); ok {
 			return ch.Result(), nil
 		}
 	}

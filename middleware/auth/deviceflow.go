@@ -1,0 +1,618 @@
+package auth
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/oauth2"
+)
+
+// ExpiryMargin is how long before its expiry a cached access token is treated as
+// expired, so that a token handed to a driver does not lapse in flight.
+const ExpiryMargin = 60 * time.Second
+
+const (
+	defaultInterval = 5 * time.Second // RFC 8628 section 3.2: no interval means 5 s
+	slowDownStep    = 5 * time.Second // RFC 8628 section 3.5
+	maxInterval     = time.Hour
+	maxExpiresIn    = 10 * 365 * 24 * time.Hour
+	maxBody         = 1 << 20
+	maxDescription  = 200
+)
+
+const deviceCodeGrant = "urn:ietf:params:oauth:grant-type:device_code"
+
+// DeviceFlowConfig configures a [DeviceFlowProvider].
+type DeviceFlowConfig struct {
+	// OAuth2 names the client and the authorization server: ClientID, ClientSecret
+	// (usually empty for a device client), Endpoint.DeviceAuthURL, Endpoint.TokenURL,
+	// Endpoint.AuthStyle and Scopes (the OAuth scopes requested for every MCS scope).
+	// Polls send the client credentials in an Authorization header with
+	// AuthStyleInHeader and in the form otherwise; refreshes follow oauth2's rules.
+	OAuth2 oauth2.Config
+	// Store keeps the tokens; nil means a new MemoryStore.
+	Store TokenStore
+	// HTTPClient sends the requests to the authorization server; nil means
+	// http.DefaultClient. The context of each Token call bounds its request.
+	HTTPClient *http.Client
+	// Logger receives one record per step of the flow (authorization started,
+	// completed, refreshed, refresh rejected, store trouble); nil means
+	// slog.Default(). Records never contain a token or a device code.
+	Logger *slog.Logger
+}
+
+// OAuthError is an answer of the authorization server that is not a token: an
+// error response (RFC 6749 section 5.2) or a response that cannot be used. Its text
+// never contains a credential: the server's description is cut short and any
+// credential it echoes is redacted.
+type OAuthError struct {
+	// Endpoint is "device authorization", "token" or "refresh".
+	Endpoint string
+	// StatusCode is the HTTP status of the response.
+	StatusCode int
+	// Code is the OAuth error code ("access_denied", "expired_token", ...); empty
+	// when the server sent none.
+	Code string
+	// Description is the server's error_description, or what was wrong with the
+	// response.
+	Description string
+}
+
+// Error returns "oauth: <endpoint> endpoint answered <code> (HTTP <status>): <description>",
+// leaving out the parts that are empty.
+func (e *OAuthError) Error() string {
+	var b strings.Builder
+	b.WriteString("oauth: ")
+	b.WriteString(e.Endpoint)
+	b.WriteString(" endpoint answered")
+	if e.Code != "" {
+		b.WriteString(" ")
+		b.WriteString(e.Code)
+	}
+	if e.StatusCode != 0 {
+		fmt.Fprintf(&b, " (HTTP %d)", e.StatusCode)
+	}
+	if e.Description != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Description)
+	}
+	return b.String()
+}
+
+// transient reports whether the same request may succeed later.
+func (e *OAuthError) transient() bool {
+	return e.StatusCode >= 500 || e.StatusCode == http.StatusTooManyRequests
+}
+
+// DeviceFlowProvider is a [CredentialProvider] that obtains tokens with the OAuth
+// 2.0 device authorization grant (RFC 8628) and never blocks waiting for the user.
+//
+// Token(ctx, scope) works per MCS scope, in this order:
+//
+//  1. An access token cached for the scope (in memory, else in the store) that is
+//     valid for more than [ExpiryMargin] is returned.
+//  2. An expired token with a refresh token is refreshed (one request); the new
+//     token is saved and returned. When the server rejects the refresh token it is
+//     deleted and the flow goes on with step 3; when the server cannot be reached
+//     the error is returned and the refresh token is kept for the next call.
+//  3. Without a pending device authorization, one is started (one request) and a
+//     *[Challenge] is returned: the verification URL (verification_uri_complete
+//     when the server sends one), the user code and the scope.
+//  4. With a pending authorization, the token endpoint is polled once, but not
+//     before the server's interval has passed since the last request (RFC 8628
+//     section 3.5); until then the same challenge is returned without a request.
+//     authorization_pending returns the same challenge; slow_down adds 5 s to the
+//     interval and returns it too; success saves the token with its expiry and
+//     returns it. expired_token, access_denied and every other refusal return an
+//     error that wraps an *[OAuthError], and the next call starts a new
+//     authorization. A pending authorization whose codes have expired is
+//     replaced by a new one at once.
+//
+// Tokens are saved under a key derived from the scope, the client ID and the token
+// URL, so several providers can share one store. The value is a small JSON object
+// with the access token, its type and the refresh token; the entry's expiry is the
+// access token's.
+//
+// DeviceFlowProvider is safe for concurrent use. Calls for one scope are
+// serialised (a call waiting for another honours its context); calls for
+// different scopes run in parallel. Tokens appear only in Token's return value:
+// never in an error, a challenge or a log record.
+type DeviceFlowProvider struct {
+	cfg    oauth2.Config
+	store  TokenStore
+	client *http.Client
+	log    *slog.Logger
+	now    func() time.Time // replaced in tests
+
+	mu     sync.Mutex
+	scopes map[string]*flowState
+}
+
+var _ CredentialProvider = (*DeviceFlowProvider)(nil)
+
+// flowState is the state of one scope; sem (capacity 1) guards everything else.
+type flowState struct {
+	sem     chan struct{}
+	tok     *oauth2.Token
+	pending *deviceAuth
+}
+
+// deviceAuth is a device authorization waiting for the user.
+type deviceAuth struct {
+	deviceCode string
+	challenge  Challenge
+	interval   time.Duration
+	expiry     time.Time // zero: the server named none
+	nextPoll   time.Time
+}
+
+// NewDeviceFlowProvider returns a provider for cfg. The OAuth2 configuration is
+// copied; its endpoints are checked on the first Token call, which fails with an
+// error that names the missing field.
+func NewDeviceFlowProvider(cfg DeviceFlowConfig) *DeviceFlowProvider {
+	p := &DeviceFlowProvider{
+		cfg: oauth2.Config{
+			ClientID:     cfg.OAuth2.ClientID,
+			ClientSecret: cfg.OAuth2.ClientSecret,
+			Endpoint:     cfg.OAuth2.Endpoint,
+			RedirectURL:  cfg.OAuth2.RedirectURL,
+			Scopes:       slices.Clone(cfg.OAuth2.Scopes),
+		},
+		store:  cfg.Store,
+		client: cfg.HTTPClient,
+		log:    cfg.Logger,
+		now:    time.Now,
+		scopes: make(map[string]*flowState),
+	}
+	if p.store == nil {
+		p.store = NewMemoryStore()
+	}
+	if p.client == nil {
+		p.client = http.DefaultClient
+	}
+	if p.log == nil {
+		p.log = slog.Default()
+	}
+	return p
+}
+
+// Token returns an access token for scope, or a *Challenge the user must complete
+// first (see [DeviceFlowProvider] for the steps). Errors: an empty scope or an
+// incomplete configuration (wrapping [ErrNoCredential]), a store that cannot be
+// read, an authorization server that cannot be reached or refuses (wrapping an
+// *[OAuthError]), and ctx's error when ctx ends first.
+func (p *DeviceFlowProvider) Token(ctx context.Context, scope string) (string, error) {
+	if scope == "" {
+		return "", errEmptyScope
+	}
+	if err := p.checkConfig(); err != nil {
+		return "", err
+	}
+	st, err := p.lock(ctx, scope)
+	if err != nil {
+		return "", err
+	}
+	defer func() { <-st.sem }()
+	ctx = context.WithValue(ctx, oauth2.HTTPClient, p.client)
+	return p.token(ctx, scope, st)
+}
+
+// Forget drops the token and any pending authorization of scope, in memory and in
+// the store (sign out). The next Token call starts a new authorization. It waits
+// for a running Token call of the same scope, bounded by ctx.
+func (p *DeviceFlowProvider) Forget(ctx context.Context, scope string) error {
+	st, err := p.lock(ctx, scope)
+	if err != nil {
+		return err
+	}
+	defer func() { <-st.sem }()
+	st.tok, st.pending = nil, nil
+	if err := p.store.Delete(p.storeKey(scope)); err != nil {
+		return fmt.Errorf("auth: scope %q: delete the token: %w", scope, err)
+	}
+	return nil
+}
+
+func (p *DeviceFlowProvider) checkConfig() error {
+	var missing string
+	switch {
+	case p.cfg.ClientID == "":
+		missing = "OAuth2.ClientID is empty; set it to the client ID registered with the authorization server"
+	case p.cfg.Endpoint.DeviceAuthURL == "":
+		missing = "OAuth2.Endpoint.DeviceAuthURL is empty; set it to the server's device authorization endpoint"
+	case p.cfg.Endpoint.TokenURL == "":
+		missing = "OAuth2.Endpoint.TokenURL is empty; set it to the server's token endpoint"
+	default:
+		return nil
+	}
+	return fmt.Errorf("auth: device flow: %w: %s", ErrNoCredential, missing)
+}
+
+// lock returns the state of scope with its semaphore held.
+func (p *DeviceFlowProvider) lock(ctx context.Context, scope string) (*flowState, error) {
+	p.mu.Lock()
+	st := p.scopes[scope]
+	if st == nil {
+		st = &flowState{sem: make(chan struct{}, 1)}
+		p.scopes[scope] = st
+	}
+	p.mu.Unlock()
+	select {
+	case st.sem <- struct{}{}:
+		return st, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("auth: scope %q: %w", scope, context.Cause(ctx))
+	}
+}
+
+func (p *DeviceFlowProvider) token(ctx context.Context, scope string, st *flowState) (string, error) {
+	now := p.now()
+	if p.fresh(st.tok, now) {
+		return st.tok.AccessToken, nil
+	}
+	key := p.storeKey(scope)
+	stored, err := p.load(key)
+	if err != nil {
+		if _, corrupt := errors.AsType[*CorruptFileError](err); !corrupt {
+			return "", fmt.Errorf("auth: scope %q: load the token: %w", scope, err)
+		}
+		p.log.Warn("auth: token store is corrupt; it is replaced with the next token", "scope", scope, "error", err)
+		stored = nil
+	}
+	if p.fresh(stored, now) {
+		st.tok, st.pending = stored, nil
+		return stored.AccessToken, nil
+	}
+	cur := stored
+	if cur == nil {
+		cur = st.tok
+	}
+	if cur != nil && cur.RefreshToken != "" {
+		tok, err := p.refresh(ctx, cur, now)
+		if err == nil {
+			st.tok, st.pending = tok, nil
+			p.save(scope, key, tok)
+			p.log.Info("auth: token refreshed", "scope", scope, "expiry", tok.Expiry)
+			return tok.AccessToken, nil
+		}
+		if oe, ok := errors.AsType[*OAuthError](err); !ok || oe.transient() {
+			return "", fmt.Errorf("auth: scope %q: refresh the token (kept for the next call): %w", scope, err)
+		}
+		p.log.Warn("auth: refresh token rejected; starting a new device authorization", "scope", scope, "error", err)
+	}
+	if cur != nil {
+		st.tok = nil
+		if stored != nil {
+			if err := p.store.Delete(key); err != nil {
+				p.log.Warn("auth: cannot delete an expired token", "scope", scope, "error", err)
+			}
+		}
+	}
+	if pa := st.pending; pa != nil && (pa.expiry.IsZero() || now.Before(pa.expiry)) {
+		if now.Before(pa.nextPoll) {
+			return "", pa.newChallenge()
+		}
+		return p.poll(ctx, scope, key, st, now)
+	}
+	return "", p.start(ctx, scope, st, now)
+}
+
+// fresh reports whether tok can be handed out at now.
+func (p *DeviceFlowProvider) fresh(tok *oauth2.Token, now time.Time) bool {
+	if tok == nil || tok.AccessToken == "" {
+		return false
+	}
+	return tok.Expiry.IsZero() || now.Add(ExpiryMargin).Before(tok.Expiry)
+}
+
+// storeKey derives the store key of scope; the escaped parts contain no ':' or '@'.
+func (p *DeviceFlowProvider) storeKey(scope string) string {
+	return "oauth2-device:" + url.QueryEscape(scope) + ":" + url.QueryEscape(p.cfg.ClientID) + "@" + p.cfg.Endpoint.TokenURL
+}
+
+type storedToken struct {
+	AccessToken  string `json:"access_token"`
+	TokenType    string `json:"token_type,omitempty"`
+	RefreshToken string `json:"refresh_token,omitempty"`
+}
+
+// load returns the token stored under key, nil when there is none or the entry is
+// unreadable (which is logged, never quoted).
+func (p *DeviceFlowProvider) load(key string) (*oauth2.Token, error) {
+	v, expiry, ok, err := p.store.Load(key)
+	if err != nil || !ok {
+		return nil, err
+	}
+	var s storedToken
+	if err := json.Unmarshal([]byte(v), &s); err != nil || (s.AccessToken == "" && s.RefreshToken == "") {
+		p.log.Warn("auth: ignoring an unreadable stored token", "key", key)
+		return nil, nil
+	}
+	return &oauth2.Token{AccessToken: s.AccessToken, TokenType: s.TokenType, RefreshToken: s.RefreshToken, Expiry: expiry}, nil
+}
+
+// save stores tok; a failure is logged, the token stays cached in memory.
+func (p *DeviceFlowProvider) save(scope, key string, tok *oauth2.Token) {
+	v, err := json.Marshal(storedToken{AccessToken: tok.AccessToken, TokenType: tok.TokenType, RefreshToken: tok.RefreshToken})
+	if err == nil {
+		err = p.store.Save(key, string(v), tok.Expiry)
+	}
+	if err != nil {
+		p.log.Warn("auth: cannot save the token; it is kept in memory only", "scope", scope, "error", err)
+	}
+}
+
+// refresh exchanges cur's refresh token for a new token through oauth2.
+func (p *DeviceFlowProvider) refresh(ctx context.Context, cur *oauth2.Token, now time.Time) (*oauth2.Token, error) {
+	tok, err := p.cfg.TokenSource(ctx, &oauth2.Token{RefreshToken: cur.RefreshToken}).Token()
+	if err != nil {
+		return nil, cleanError("refresh", err, cur.RefreshToken)
+	}
+	out := &oauth2.Token{AccessToken: tok.AccessToken, TokenType: tok.TokenType, RefreshToken: tok.RefreshToken, Expiry: tok.Expiry}
+	if tok.ExpiresIn > 0 {
+		out.Expiry = now.Add(clampSeconds(tok.ExpiresIn, maxExpiresIn))
+	}
+	return out, nil
+}
+
+// start begins a device authorization and returns its challenge.
+func (p *DeviceFlowProvider) start(ctx context.Context, scope string, st *flowState, now time.Time) error {
+	st.pending = nil
+	da, err := p.cfg.DeviceAuth(ctx)
+	if err != nil {
+		return fmt.Errorf("auth: scope %q: start the device authorization: %w", scope, cleanError("device authorization", err))
+	}
+	if err := checkDeviceAuth(da); err != nil {
+		return fmt.Errorf("auth: scope %q: start the device authorization: %w", scope, err)
+	}
+	link, complete := da.VerificationURI, false
+	if da.VerificationURIComplete != "" && checkURL(da.VerificationURIComplete) == nil {
+		link, complete = da.VerificationURIComplete, true
+	}
+	interval := defaultInterval
+	if da.Interval > 0 {
+		interval = clampSeconds(da.Interval, maxInterval)
+	}
+	pa := &deviceAuth{
+		deviceCode: da.DeviceCode,
+		interval:   interval,
+		nextPoll:   now.Add(interval),
+	}
+	if !da.Expiry.IsZero() {
+		// oauth2 computes the expiry on the wall clock; carry the remaining time over.
+		pa.expiry = now.Add(time.Until(da.Expiry))
+	}
+	msg := fmt.Sprintf("To grant access to %q, open %s and enter the code %s, then ask again.", scope, link, da.UserCode)
+	if complete {
+		msg = fmt.Sprintf("To grant access to %q, open %s and confirm the code %s, then ask again.", scope, link, da.UserCode)
+	}
+	pa.challenge = Challenge{Message: msg, URL: link, Code: da.UserCode, Scope: scope}
+	st.pending = pa
+	p.log.Info("auth: device authorization started", "scope", scope, "url", link, "interval", interval)
+	return pa.newChallenge()
+}
+
+// poll asks the token endpoint once about st.pending.
+func (p *DeviceFlowProvider) poll(ctx context.Context, scope, key string, st *flowState, now time.Time) (string, error) {
+	pa := st.pending
+	tok, err := p.exchange(ctx, pa.deviceCode, now)
+	if err == nil {
+		st.tok, st.pending = tok, nil
+		p.save(scope, key, tok)
+		p.log.Info("auth: device authorization completed", "scope", scope, "expiry", tok.Expiry)
+		return tok.AccessToken, nil
+	}
+	oe, ok := errors.AsType[*OAuthError](err)
+	switch {
+	case ok && oe.Code == "authorization_pending":
+		pa.nextPoll = now.Add(pa.interval)
+		p.log.Debug("auth: device authorization pending", "scope", scope)
+		return "", pa.newChallenge()
+	case ok && oe.Code == "slow_down":
+		pa.interval = min(pa.interval+slowDownStep, maxInterval)
+		pa.nextPoll = now.Add(pa.interval)
+		p.log.Debug("auth: device authorization pending; polling slower", "scope", scope, "interval", pa.interval)
+		return "", pa.newChallenge()
+	case !ok || oe.transient():
+		pa.nextPoll = now.Add(pa.interval)
+		return "", fmt.Errorf("auth: scope %q: poll the token endpoint (the authorization stays pending): %w", scope, err)
+	}
+	st.pending = nil
+	p.log.Warn("auth: device authorization failed", "scope", scope, "error", err)
+	switch oe.Code {
+	case "access_denied":
+		return "", fmt.Errorf("auth: scope %q: the user declined the authorization; the next call starts a new one: %w", scope, err)
+	case "expired_token":
+		return "", fmt.Errorf("auth: scope %q: the code expired before the user entered it; the next call shows a new one: %w", scope, err)
+	default:
+		return "", fmt.Errorf("auth: scope %q: the authorization server refused the device code; the next call starts a new authorization: %w", scope, err)
+	}
+}
+
+func (pa *deviceAuth) newChallenge() *Challenge {
+	c := pa.challenge
+	return &c
+}
+
+// tokenResponse is a token endpoint response, success or error.
+type tokenResponse struct {
+	AccessToken      string        `json:"access_token"`
+	TokenType        string        `json:"token_type"`
+	RefreshToken     string        `json:"refresh_token"`
+	ExpiresIn        flexibleInt64 `json:"expires_in"`
+	Error            string        `json:"error"`
+	ErrorDescription string        `json:"error_description"`
+}
+
+// flexibleInt64 accepts a JSON number or a string holding one; anything else is 0.
+type flexibleInt64 int64
+
+func (n *flexibleInt64) UnmarshalJSON(b []byte) error {
+	s := strings.Trim(string(b), `"`)
+	if f, err := strconv.ParseFloat(s, 64); err == nil && f > 0 && f < 1<<53 {
+		*n = flexibleInt64(f)
+	}
+	return nil
+}
+
+// exchange makes one device access token request (RFC 8628 section 3.4).
+func (p *DeviceFlowProvider) exchange(ctx context.Context, deviceCode string, now time.Time) (*oauth2.Token, error) {
+	form := url.Values{"grant_type": {deviceCodeGrant}, "device_code": {deviceCode}}
+	inHeader := p.cfg.Endpoint.AuthStyle == oauth2.AuthStyleInHeader
+	if !inHeader {
+		form.Set("client_id", p.cfg.ClientID)
+		if p.cfg.ClientSecret != "" {
+			form.Set("client_secret", p.cfg.ClientSecret)
+		}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.cfg.Endpoint.TokenURL, strings.NewReader(form.Encode()))
+	if err != nil {
+		return nil, fmt.Errorf("oauth: token endpoint %q: %w", p.cfg.Endpoint.TokenURL, err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	if inHeader {
+		req.SetBasicAuth(url.QueryEscape(p.cfg.ClientID), url.QueryEscape(p.cfg.ClientSecret))
+	}
+	resp, err := p.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	if err != nil {
+		return nil, fmt.Errorf("oauth: read the token response: %w", err)
+	}
+	fail := func(code, desc string) error {
+		return &OAuthError{Endpoint: "token", StatusCode: resp.StatusCode, Code: cleanText(code, 64), Description: cleanText(redact(desc, deviceCode), maxDescription)}
+	}
+	var tr tokenResponse
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if ct == "application/x-www-form-urlencoded" || ct == "text/plain" {
+		vals, err := url.ParseQuery(string(body))
+		if err != nil {
+			return nil, fail("", "the response is neither JSON nor a form")
+		}
+		tr = tokenResponse{AccessToken: vals.Get("access_token"), TokenType: vals.Get("token_type"), RefreshToken: vals.Get("refresh_token"),
+			Error: vals.Get("error"), ErrorDescription: vals.Get("error_description")}
+		tr.ExpiresIn.UnmarshalJSON([]byte(vals.Get("expires_in")))
+	} else if err := json.Unmarshal(body, &tr); err != nil {
+		if resp.StatusCode/100 != 2 {
+			return nil, fail("", "")
+		}
+		return nil, fail("", "the response is not a JSON token response")
+	}
+	if tr.Error != "" || resp.StatusCode/100 != 2 {
+		return nil, fail(tr.Error, tr.ErrorDescription)
+	}
+	if tr.AccessToken == "" {
+		return nil, fail("", "the response has no access_token")
+	}
+	tok := &oauth2.Token{AccessToken: tr.AccessToken, TokenType: tr.TokenType, RefreshToken: tr.RefreshToken}
+	if tr.ExpiresIn > 0 {
+		tok.Expiry = now.Add(clampSeconds(int64(tr.ExpiresIn), maxExpiresIn))
+	}
+	return tok, nil
+}
+
+// checkDeviceAuth validates a device authorization response before any of it
+// reaches the user.
+func checkDeviceAuth(da *oauth2.DeviceAuthResponse) error {
+	bad := func(what string) error {
+		return &OAuthError{Endpoint: "device authorization", StatusCode: http.StatusOK, Description: what + "; check OAuth2.Endpoint.DeviceAuthURL"}
+	}
+	switch {
+	case da.DeviceCode == "":
+		return bad("the response has no device_code")
+	case da.UserCode == "":
+		return bad("the response has no user_code")
+	case len(da.UserCode) > 64 || cleanText(da.UserCode, 64) != da.UserCode:
+		return bad("the user_code is longer than 64 bytes or holds control characters")
+	case da.VerificationURI == "":
+		return bad("the response has no verification_uri")
+	}
+	if err := checkURL(da.VerificationURI); err != nil {
+		return bad("the verification_uri " + err.Error())
+	}
+	return nil
+}
+
+// checkURL accepts an absolute http(s) URL of reasonable length.
+func checkURL(s string) error {
+	if len(s) > 2048 {
+		return errors.New("is longer than 2048 bytes")
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return errors.New("is not an absolute http or https URL")
+	}
+	return nil
+}
+
+// cleanError turns an error of oauth2 into one that carries no response body and
+// no credential: a *RetrieveError becomes an *OAuthError with the given endpoint.
+func cleanError(endpoint string, err error, secrets ...string) error {
+	re, ok := errors.AsType[*oauth2.RetrieveError](err)
+	if !ok {
+		if msg := err.Error(); redact(msg, secrets...) != msg {
+			return errors.New(redact(msg, secrets...))
+		}
+		return err
+	}
+	oe := &OAuthError{Endpoint: endpoint, Code: cleanText(re.ErrorCode, 64), Description: cleanText(redact(re.ErrorDescription, secrets...), maxDescription)}
+	if re.Response != nil {
+		oe.StatusCode = re.Response.StatusCode
+	}
+	return oe
+}
+
+// redact replaces every non-empty secret in s.
+func redact(s string, secrets ...string) string {
+	for _, sec := range secrets {
+		if sec != "" {
+			s = strings.ReplaceAll(s, sec, "[redacted]")
+		}
+	}
+	return s
+}
+
+// cleanText drops control characters and cuts s to at most max bytes on a rune
+// boundary, marking the cut with "...".
+func cleanText(s string, max int) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || r == utf8.RuneError {
+			return -1
+		}
+		return r
+	}, s)
+	if len(s) <= max {
+		return s
+	}
+	cut := max - 3
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
+}
+
+// clampSeconds converts n seconds to a duration no longer than limit.
+func clampSeconds(n int64, limit time.Duration) time.Duration {
+	if n > int64(limit/time.Second) {
+		return limit
+	}
+	return time.Duration(n) * time.Second
+}
