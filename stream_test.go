@@ -280,6 +280,20 @@ func TestStreamNativeFormats(t *testing.T) {
 			`{"type":"message_stop"}`,
 		}, []call{{ID: "toolu_1", Name: "add", Args: map[string]any{"a": 2.0, "b": 3.0}, Result: 5.0}}, "Let me add.",
 			`[{"content":[{"text":"Let me add.","type":"text"},{"id":"toolu_1","input":{"a":2,"b":3},"name":"add","type":"tool_use"}],"role":"assistant"},{"content":[{"content":"5","tool_use_id":"toolu_1","type":"tool_result"}],"role":"user"}]`},
+		{"anthropic: call then text", []string{
+			`{"type":"message_start","message":{"id":"msg_2","role":"assistant","content":[]}}`,
+			`{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_9","name":"echo","input":{}}}`,
+			`{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"text\": \"first\"}"}}`,
+			`{"type":"content_block_stop","index":0}`,
+			`{"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}`,
+			`{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"and then words"}}`,
+			`{"type":"message_stop"}`,
+		}, []call{{ID: "toolu_9", Name: "echo", Args: map[string]any{"text": "first"}, Result: "first"}}, "and then words", ""},
+		{"anthropic: foreign call flows", []string{
+			`{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_f","name":"web_search","input":{}}}`,
+			`{"type":"content_block_start","index":1,"content_block":{"type":"text","text":"visible"}}`,
+			`{"type":"message_stop"}`,
+		}, nil, "visible", ""},
 		{"gemini: text and call", []string{
 			`{"candidates":[{"content":{"role":"model","parts":[{"text":"Sure, "}]}}]}`,
 			`{"candidates":[{"content":{"role":"model","parts":[{"text":"echoing."},{"functionCall":{"name":"echo","args":{"text":"g"}}}]},"finishReason":"STOP"}]}`,
