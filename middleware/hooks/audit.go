@@ -1,0 +1,436 @@
+package hooks
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// Outcomes of a call as the audit trails record them.
+const (
+	// OutcomeOK is a call that succeeded.
+	OutcomeOK = "ok"
+	// OutcomeError is a call that failed with an error.
+	OutcomeError = "error"
+	// OutcomeDenied is a call whose result is an in-band permission denial
+	// ({"permission_denied": true, ...}); the tool did not run.
+	OutcomeDenied = "denied"
+)
+
+// Redacted replaces the value of a sensitive argument in audit records.
+const Redacted = "[REDACTED]"
+
+// DefaultMaxValueLen is the length in bytes beyond which audit trails cut string
+// values unless [WithMaxValueLen] says otherwise.
+const DefaultMaxValueLen = 256
+
+// DefaultRedactKeys returns the key fragments whose arguments audit trails redact
+// unless [WithRedactKeys] says otherwise: password, passwd, secret, token, api_key,
+// apikey, authorization, cookie, credential and private_key. The slice is a new
+// copy on every call.
+func DefaultRedactKeys() []string {
+	return []string{
+		"password", "passwd", "secret", "token", "api_key", "apikey",
+		"authorization", "cookie", "credential", "private_key",
+	}
+}
+
+// AuditOption configures [SlogAudit] and [OpenAuditFile].
+type AuditOption func(*auditConfig)
+
+// WithRedactKeys replaces the key fragments whose arguments are redacted. A key is
+// redacted, at any depth of the arguments, when its normalised form (lower case,
+// "-" and " " turned into "_") contains a normalised fragment: "token" covers
+// "access_token" and "X-Refresh-Token". To extend the defaults, pass
+// append(DefaultRedactKeys(), more...). Empty fragments are ignored.
+func WithRedactKeys(keys ...string) AuditOption {
+	return func(c *auditConfig) {
+		c.redact = c.redact[:0]
+		for _, k := range keys {
+			if k = normaliseKey(k); k != "" {
+				c.redact = append(c.redact, k)
+			}
+		}
+	}
+}
+
+// WithMaxValueLen sets the length in bytes beyond which string values are cut in
+// audit records; the cut is marked with the number of bytes left out. n <= 0 keeps
+// values whole. The default is [DefaultMaxValueLen].
+func WithMaxValueLen(n int) AuditOption {
+	return func(c *auditConfig) { c.maxLen = n }
+}
+
+type auditConfig struct {
+	redact []string // normalised fragments
+	maxLen int
+}
+
+func newAuditConfig(opts []AuditOption) *auditConfig {
+	c := &auditConfig{maxLen: DefaultMaxValueLen}
+	WithRedactKeys(DefaultRedactKeys()...)(c)
+	for _, o := range opts {
+		if o != nil {
+			o(c)
+		}
+	}
+	return c
+}
+
+var keyReplacer = strings.NewReplacer("-", "_", " ", "_")
+
+func normaliseKey(k string) string {
+	return keyReplacer.Replace(strings.ToLower(strings.TrimSpace(k)))
+}
+
+func (c *auditConfig) sensitive(key string) bool {
+	k := normaliseKey(key)
+	for _, f := range c.redact {
+		if strings.Contains(k, f) {
+			return true
+		}
+	}
+	return false
+}
+
+// auditRecord is one call as an audit trail records it.
+type auditRecord struct {
+	start    time.Time
+	tool     string
+	args     map[string]any // redacted and cut
+	duration time.Duration
+	outcome  string
+	err      string
+}
+
+func (c *auditConfig) record(ctx context.Context, name string, args map[string]any, result any, err error) auditRecord {
+	now := time.Now()
+	start, ok := CallStart(ctx)
+	if !ok {
+		start = now
+	}
+	r := auditRecord{start: start, tool: name, duration: now.Sub(start), outcome: OutcomeOK}
+	r.args, _ = c.sanitise(args, 0).(map[string]any)
+	if r.args == nil {
+		r.args = map[string]any{}
+	}
+	switch {
+	case err != nil:
+		r.outcome, r.err = OutcomeError, err.Error()
+	case isDenial(result):
+		r.outcome = OutcomeDenied
+	}
+	return r
+}
+
+// isDenial reports whether result is the in-band denial of the permission
+// middleware. It is recognised by its shape so that hooks need not import it.
+func isDenial(result any) bool {
+	m, ok := result.(map[string]any)
+	return ok && m["permission_denied"] == true
+}
+
+// sanitise returns a copy of v with sensitive keys redacted and long strings cut.
+// Maps with string keys become map[string]any, slices []any, raw JSON is decoded and
+// other bytes are replaced by their length.
+func (c *auditConfig) sanitise(v any, depth int) any {
+	if depth > maxCloneDepth {
+		return "[too deep]"
+	}
+	switch x := v.(type) {
+	case nil:
+		return nil
+	case string:
+		return c.cut(x)
+	case map[string]any:
+		if x == nil {
+			return nil
+		}
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			if c.sensitive(k) {
+				out[k] = Redacted
+			} else {
+				out[k] = c.sanitise(e, depth+1)
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = c.sanitise(e, depth+1)
+		}
+		return out
+	case json.RawMessage:
+		var decoded any
+		if json.Unmarshal(x, &decoded) != nil {
+			return c.cut(string(x))
+		}
+		return c.sanitise(decoded, depth)
+	case []byte:
+		return fmt.Sprintf("[%d bytes]", len(x))
+	case json.Number, bool, float64, int:
+		return v
+	}
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Map:
+		if rv.Type().Key().Kind() != reflect.String || rv.IsNil() {
+			return v
+		}
+		out := make(map[string]any, rv.Len())
+		for it := rv.MapRange(); it.Next(); {
+			k := it.Key().String()
+			if c.sensitive(k) {
+				out[k] = Redacted
+			} else {
+				out[k] = c.sanitise(it.Value().Interface(), depth+1)
+			}
+		}
+		return out
+	case reflect.Slice, reflect.Array:
+		if rv.Type().Elem().Kind() == reflect.Uint8 {
+			return v
+		}
+		out := make([]any, rv.Len())
+		for i := range rv.Len() {
+			out[i] = c.sanitise(rv.Index(i).Interface(), depth+1)
+		}
+		return out
+	}
+	return v
+}
+
+// cut shortens s to at most maxLen bytes on a rune boundary and says how much was
+// left out.
+func (c *auditConfig) cut(s string) string {
+	if c.maxLen <= 0 || len(s) <= c.maxLen {
+		return s
+	}
+	n := c.maxLen
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return fmt.Sprintf("%s…(%d more bytes)", s[:n], len(s)-n)
+}
+
+// SlogAudit returns hooks that log one record per call to logger (nil means
+// [slog.Default] at the time of the call). The record has the message "tool call"
+// and the attributes tool, args (a group of the redacted arguments, keys sorted,
+// long strings cut; an empty group is left out by the handlers of log/slog),
+// duration (measured from [CallStart]), outcome ([OutcomeOK], [OutcomeError] or
+// [OutcomeDenied]) and, for a failed call, error. Successful calls log at
+// [slog.LevelInfo], denied and failed calls at [slog.LevelWarn]. Results are not
+// logged.
+//
+// Install the Set with [WithSet] or [Middleware.AddSet]. It is safe for concurrent
+// use; logger must be too, as every logger of log/slog is.
+func SlogAudit(logger *slog.Logger, opts ...AuditOption) Set {
+	cfg := newAuditConfig(opts)
+	log := func(ctx context.Context, name string, args map[string]any, result any, err error) {
+		l := logger
+		if l == nil {
+			l = slog.Default()
+		}
+		r := cfg.record(ctx, name, args, result, err)
+		level := slog.LevelInfo
+		if r.outcome != OutcomeOK {
+			level = slog.LevelWarn
+		}
+		attrs := []slog.Attr{
+			slog.String("tool", r.tool),
+			{Key: "args", Value: slog.GroupValue(groupAttrs(r.args)...)},
+			slog.Duration("duration", r.duration),
+			slog.String("outcome", r.outcome),
+		}
+		if r.err != "" {
+			attrs = append(attrs, slog.String("error", r.err))
+		}
+		l.LogAttrs(ctx, level, "tool call", attrs...)
+	}
+	return Set{
+		Post: func(ctx context.Context, name string, args map[string]any, result any) {
+			log(ctx, name, args, result, nil)
+		},
+		Failure: func(ctx context.Context, name string, args map[string]any, err error) {
+			log(ctx, name, args, nil, err)
+		},
+	}
+}
+
+// groupAttrs turns a sanitised map into attributes with sorted keys; nested maps
+// become groups.
+func groupAttrs(m map[string]any) []slog.Attr {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	attrs := make([]slog.Attr, 0, len(keys))
+	for _, k := range keys {
+		if sub, ok := m[k].(map[string]any); ok {
+			attrs = append(attrs, slog.Attr{Key: k, Value: slog.GroupValue(groupAttrs(sub)...)})
+			continue
+		}
+		attrs = append(attrs, slog.Any(k, m[k]))
+	}
+	return attrs
+}
+
+// AuditFile is an append-only audit trail in the JSON Lines format: one JSON object
+// per call and line, with the fields time (start of the call, RFC 3339), tool, args
+// (redacted, long strings cut), duration_ms, outcome ([OutcomeOK], [OutcomeError]
+// or [OutcomeDenied]) and, for a failed call, error. Results are not recorded.
+//
+// Install its hooks with [AuditFile.Hooks]. Hooks cannot report errors, so a
+// failed write is kept and reported by [AuditFile.Err] and [AuditFile.Close]. Each
+// line is written with a single write to a file opened with O_APPEND, so lines of
+// concurrent calls, and of other processes appending to the same file, never
+// interleave within a line on local file systems. AuditFile is safe for concurrent
+// use.
+type AuditFile struct {
+	path string
+	cfg  *auditConfig
+
+	mu     sync.Mutex
+	f      *os.File // nil once closed
+	err    error    // first write error
+	closed bool
+}
+
+// OpenAuditFile opens path for appending audit lines, creating it with mode 0600
+// when it does not exist (an existing file keeps its mode). It fails when path
+// exists and is not a regular file, or cannot be opened; the error names the path.
+// Call Close when done, which syncs the file to stable storage.
+func OpenAuditFile(path string, opts ...AuditOption) (*AuditFile, error) {
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("hooks: audit file %q is not a regular file (%s); give the path of a file", path, fi.Mode().Type())
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("hooks: open audit file: %w", err)
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		if err == nil {
+			err = fmt.Errorf("not a regular file (%s)", fi.Mode().Type())
+		}
+		return nil, fmt.Errorf("hooks: audit file %q: %w", path, err)
+	}
+	return &AuditFile{path: path, cfg: newAuditConfig(opts), f: f}, nil
+}
+
+// auditLine is the JSON shape of one line of an AuditFile.
+type auditLine struct {
+	Time       time.Time      `json:"time"`
+	Tool       string         `json:"tool"`
+	Args       map[string]any `json:"args"`
+	DurationMS float64        `json:"duration_ms"`
+	Outcome    string         `json:"outcome"`
+	Error      string         `json:"error,omitempty"`
+}
+
+// Hooks returns the post and failure hooks that append one line per call. Calls
+// that finish after Close are not recorded; Err then reports it.
+func (a *AuditFile) Hooks() Set {
+	return Set{
+		Post: func(ctx context.Context, name string, args map[string]any, result any) {
+			a.write(a.cfg.record(ctx, name, args, result, nil))
+		},
+		Failure: func(ctx context.Context, name string, args map[string]any, err error) {
+			a.write(a.cfg.record(ctx, name, args, nil, err))
+		},
+	}
+}
+
+func (a *AuditFile) write(r auditRecord) {
+	line := auditLine{
+		Time:       r.start.UTC(),
+		Tool:       r.tool,
+		Args:       r.args,
+		DurationMS: float64(r.duration) / float64(time.Millisecond),
+		Outcome:    r.outcome,
+		Error:      r.err,
+	}
+	b, err := json.Marshal(line)
+	if err != nil {
+		// An argument JSON cannot represent (NaN, a channel): keep the record.
+		line.Args = map[string]any{"_unencodable": err.Error()}
+		b, err = json.Marshal(line)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err != nil {
+		a.keep(fmt.Errorf("hooks: encode audit line for tool %q: %w", r.tool, err))
+		return
+	}
+	if a.closed {
+		a.keep(fmt.Errorf("hooks: audit line for tool %q after Close: %w", r.tool, fs.ErrClosed))
+		return
+	}
+	if _, err := a.f.Write(append(b, '\n')); err != nil {
+		a.keep(fmt.Errorf("hooks: write audit file: %w", err))
+	}
+}
+
+// keep records err unless an earlier error is recorded; a.mu must be held.
+func (a *AuditFile) keep(err error) {
+	if a.err == nil {
+		a.err = err
+	}
+}
+
+// Err returns the first error that lost an audit line (a failed write, or a call
+// that finished after Close), or nil.
+func (a *AuditFile) Err() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.err
+}
+
+// Sync commits the lines written so far to stable storage.
+func (a *AuditFile) Sync() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed {
+		return fmt.Errorf("hooks: sync audit file %q: %w", a.path, fs.ErrClosed)
+	}
+	if err := a.f.Sync(); err != nil {
+		return fmt.Errorf("hooks: sync audit file: %w", err)
+	}
+	return nil
+}
+
+// Close syncs the file to stable storage and closes it. It returns the errors of
+// the sync and the close joined with the first error that lost a line (see
+// [AuditFile.Err]). A second Close returns an error wrapping [fs.ErrClosed].
+func (a *AuditFile) Close() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed {
+		return fmt.Errorf("hooks: close audit file %q: %w", a.path, fs.ErrClosed)
+	}
+	a.closed = true
+	var errs []error
+	if a.err != nil {
+		errs = append(errs, a.err)
+	}
+	if err := a.f.Sync(); err != nil {
+		errs = append(errs, fmt.Errorf("hooks: sync audit file: %w", err))
+	}
+	if err := a.f.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("hooks: close audit file: %w", err))
+	}
+	a.f = nil
+	return errors.Join(errs...)
+}

@@ -1,0 +1,308 @@
+// Package hooks observes the tool calls of a driver: pre hooks run before a call,
+// post hooks after it succeeded and failure hooks after it failed.
+//
+// Hooks observe; they cannot change a call. Each hook receives a deep copy of the
+// arguments, so nothing a hook does to them reaches the tool, and post hooks receive
+// a deep copy of the result, so the caller gets the result exactly as the tool
+// returned it. A hook that panics is recovered and reported (see [WithPanicHandler]);
+// an observer never breaks a call.
+//
+// Install the [Middleware] on any driver that accepts tool middleware. When it is
+// combined with the other concerns, the recommended order is hooks, permission,
+// auth, so that the hooks see every call, including the ones the permission
+// middleware denies and the ones that end in an authentication challenge:
+//
+//	d := mcs.NewBaseDriver(td, mcs.WithMiddleware(
+//		hooks.New(hooks.WithSet(hooks.SlogAudit(logger))),
+//		permission.New(permission.Prompt(os.Stdin, os.Stdout)),
+//		auth.New(),
+//	))
+//
+// Two ready-made hook sets write an audit trail with one record per call:
+// [SlogAudit] to a [log/slog] logger and [OpenAuditFile] to a JSON-lines file.
+package hooks
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcs-go/mcs"
+)
+
+// Capability is the capability flag of the hooks concern.
+const Capability mcs.Capability = "hooks"
+
+// PreHook observes a call before it runs. args is a copy of the call's arguments.
+type PreHook func(ctx context.Context, name string, args map[string]any)
+
+// PostHook observes a call that succeeded. args is a copy of the arguments as the
+// call received them and result a copy of the result the caller gets.
+type PostHook func(ctx context.Context, name string, args map[string]any, result any)
+
+// FailureHook observes a call that failed with err, which is the error the caller
+// gets. args is a copy of the arguments as the call received them. When the rest of
+// the chain panicked, err wraps [ErrPanicked] and the panic continues after the
+// failure hooks ran.
+type FailureHook func(ctx context.Context, name string, args map[string]any, err error)
+
+// ErrPanicked is wrapped by the error failure hooks receive when the rest of the
+// chain (a later middleware or the tool) panicked. The panic itself is not
+// recovered by the hooks middleware: it continues to the driver, which reports it.
+var ErrPanicked = errors.New("tool call panicked")
+
+// Set is a group of hooks added and removed together, such as the pre, post and
+// failure hook of an audit trail. Nil fields are skipped.
+type Set struct {
+	Pre     PreHook
+	Post    PostHook
+	Failure FailureHook
+}
+
+func (s Set) empty() bool { return s.Pre == nil && s.Post == nil && s.Failure == nil }
+
+// entry is one installed Set; its address identifies it for removal.
+type entry struct{ Set }
+
+// state is an immutable snapshot of the installed hooks, in installation order.
+type state struct {
+	entries           []*entry
+	pre, post, failed bool // whether any entry has a hook of that kind
+}
+
+func newState(entries []*entry) *state {
+	s := &state{entries: entries}
+	for _, e := range entries {
+		s.pre = s.pre || e.Pre != nil
+		s.post = s.post || e.Post != nil
+		s.failed = s.failed || e.Failure != nil
+	}
+	return s
+}
+
+// PanicHandler receives the value of a recovered hook panic together with the call
+// during which it happened and the stack of the panic.
+type PanicHandler func(ctx context.Context, name string, value any, stack []byte)
+
+// Option configures a [Middleware] built by [New].
+type Option func(*Middleware)
+
+// WithPre adds a pre hook; hooks given to New run in the order of the options.
+// A nil f is ignored.
+func WithPre(f PreHook) Option { return WithSet(Set{Pre: f}) }
+
+// WithPost adds a post hook; hooks given to New run in the order of the options.
+// A nil f is ignored.
+func WithPost(f PostHook) Option { return WithSet(Set{Post: f}) }
+
+// WithFailure adds a failure hook; hooks given to New run in the order of the
+// options. A nil f is ignored.
+func WithFailure(f FailureHook) Option { return WithSet(Set{Failure: f}) }
+
+// WithSet adds the hooks of s, such as an audit trail from [SlogAudit].
+func WithSet(s Set) Option {
+	return func(m *Middleware) { m.AddSet(s) }
+}
+
+// WithPanicHandler sets the function that receives recovered hook panics. By
+// default they are logged to [slog.Default] at error level. A panic in f itself is
+// recovered and dropped.
+func WithPanicHandler(f PanicHandler) Option {
+	return func(m *Middleware) { m.onPanic = f }
+}
+
+// Middleware runs hooks around every tool call. Build it with [New]; the zero
+// Middleware has no hooks and is ready to use.
+//
+// For each call it takes a snapshot of the installed hooks, runs the pre hooks in
+// order, then the rest of the chain; when that returns an error the failure hooks
+// run in order and the error is returned unchanged, otherwise the post hooks run in
+// order and the result is returned unchanged. Hooks added or removed while a call
+// runs take effect from the next call.
+//
+// Middleware is safe for concurrent use and may be shared by many drivers. Hooks
+// run on the calling goroutine and may run concurrently for concurrent calls; they
+// may add or remove hooks, also their own, without deadlock.
+type Middleware struct {
+	mu      sync.Mutex // serialises writers of hooks
+	hooks   atomic.Pointer[state]
+	onPanic PanicHandler // set before the Middleware is shared
+}
+
+var _ mcs.ToolMiddleware = (*Middleware)(nil)
+
+// New returns a Middleware with the hooks of opts installed in option order.
+func New(opts ...Option) *Middleware {
+	m := &Middleware{}
+	for _, o := range opts {
+		if o != nil {
+			o(m)
+		}
+	}
+	return m
+}
+
+// AddPre installs f after the pre hooks installed so far and returns the function
+// that removes it. remove may be called any number of times, also from inside a
+// hook and while calls run; a nil f gives a remove that does nothing.
+func (m *Middleware) AddPre(f PreHook) (remove func()) { return m.AddSet(Set{Pre: f}) }
+
+// AddPost installs f after the post hooks installed so far and returns the function
+// that removes it; see [Middleware.AddPre].
+func (m *Middleware) AddPost(f PostHook) (remove func()) { return m.AddSet(Set{Post: f}) }
+
+// AddFailure installs f after the failure hooks installed so far and returns the
+// function that removes it; see [Middleware.AddPre].
+func (m *Middleware) AddFailure(f FailureHook) (remove func()) {
+	return m.AddSet(Set{Failure: f})
+}
+
+// AddSet installs the hooks of s, each after the hooks of its kind installed so far,
+// and returns the function that removes them together. remove may be called any
+// number of times, also from inside a hook and while calls run. A Set without
+// hooks gives a remove that does nothing.
+func (m *Middleware) AddSet(s Set) (remove func()) {
+	if s.empty() {
+		return func() {}
+	}
+	e := &entry{s}
+	m.mu.Lock()
+	var cur []*entry
+	if st := m.hooks.Load(); st != nil {
+		cur = st.entries
+	}
+	m.hooks.Store(newState(append(slices.Clip(cur), e)))
+	m.mu.Unlock()
+	var once sync.Once
+	return func() { once.Do(func() { m.remove(e) }) }
+}
+
+func (m *Middleware) remove(e *entry) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	st := m.hooks.Load()
+	if st == nil {
+		return
+	}
+	i := slices.Index(st.entries, e)
+	if i < 0 {
+		return
+	}
+	m.hooks.Store(newState(slices.Delete(slices.Clone(st.entries), i, i+1)))
+}
+
+// callCtx is the context hooks receive: the call's context plus the start time.
+type callCtx struct {
+	context.Context
+	start time.Time
+}
+
+type callCtxKey struct{}
+
+func (c *callCtx) Value(key any) any {
+	if key == (callCtxKey{}) {
+		return c
+	}
+	return c.Context.Value(key)
+}
+
+// CallStart reports when the hooks middleware started the call whose hooks
+// received ctx (just before the first pre hook). ok is false for a context that
+// did not come from the hooks middleware. Post and failure hooks use it to measure
+// the duration of a call.
+func CallStart(ctx context.Context) (start time.Time, ok bool) {
+	if c, ok := ctx.Value(callCtxKey{}).(*callCtx); ok {
+		return c.start, true
+	}
+	return time.Time{}, false
+}
+
+// OnExecuteTool runs the hooks around next as described on [Middleware]. The rest
+// of the chain receives ctx, name and args unchanged; hooks receive a context that
+// carries the start of the call (see [CallStart]).
+func (m *Middleware) OnExecuteTool(ctx context.Context, name string, args map[string]any, next mcs.CallNext) (any, error) {
+	st := m.hooks.Load()
+	if st == nil || len(st.entries) == 0 {
+		return next(ctx, name, args)
+	}
+	hctx := &callCtx{Context: ctx, start: time.Now()}
+	// One copy serves every hook of the call; it is taken before the tool runs, so
+	// hooks see the arguments as the call received them.
+	snapshot := cloneArgs(args)
+	if st.pre {
+		for _, e := range st.entries {
+			if e.Pre != nil {
+				m.guard(hctx, name, func() { e.Pre(hctx, name, snapshot) })
+			}
+		}
+	}
+	returned := false
+	if st.failed {
+		defer func() {
+			if !returned { // next panicked or called runtime.Goexit
+				m.failure(hctx, st, name, snapshot, &panicError{tool: name})
+			}
+		}()
+	}
+	res, err := next(ctx, name, args)
+	returned = true
+	if err != nil {
+		m.failure(hctx, st, name, snapshot, err)
+		return res, err
+	}
+	if st.post {
+		view := cloneValue(res)
+		for _, e := range st.entries {
+			if e.Post != nil {
+				m.guard(hctx, name, func() { e.Post(hctx, name, snapshot, view) })
+			}
+		}
+	}
+	return res, err
+}
+
+func (m *Middleware) failure(ctx context.Context, st *state, name string, args map[string]any, err error) {
+	if !st.failed {
+		return
+	}
+	for _, e := range st.entries {
+		if e.Failure != nil {
+			m.guard(ctx, name, func() { e.Failure(ctx, name, args, err) })
+		}
+	}
+}
+
+// guard runs f and reports a panic in it instead of letting it escape.
+func (m *Middleware) guard(ctx context.Context, name string, f func()) {
+	defer func() {
+		if v := recover(); v != nil {
+			m.reportPanic(ctx, name, v, debug.Stack())
+		}
+	}()
+	f()
+}
+
+func (m *Middleware) reportPanic(ctx context.Context, name string, v any, stack []byte) {
+	defer func() { _ = recover() }() // a failing report must not break the call either
+	if m.onPanic != nil {
+		m.onPanic(ctx, name, v, stack)
+		return
+	}
+	slog.Default().ErrorContext(ctx, "hooks: a hook panicked; the call continues",
+		slog.String("tool", name), slog.Any("panic", v), slog.String("stack", string(stack)))
+}
+
+// panicError is the error failure hooks receive when the rest of the chain panicked.
+type panicError struct{ tool string }
+
+func (e *panicError) Error() string {
+	return "tool call " + strconv.Quote(e.tool) + " panicked"
+}
+
+func (e *panicError) Unwrap() error { return ErrPanicked }

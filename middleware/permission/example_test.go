@@ -1,0 +1,120 @@
+package permission_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/mcs-go/mcs"
+	"github.com/mcs-go/mcs/middleware/auth"
+	"github.com/mcs-go/mcs/middleware/hooks"
+	"github.com/mcs-go/mcs/middleware/permission"
+)
+
+// A denied call does not run; the model receives an in-band result it can report
+// to the user, and for the driver the call succeeded.
+func ExampleNew() {
+	deny := func(_ context.Context, name string, args map[string]any) (bool, error) {
+		fmt.Println("asked about", name, args)
+		return false, nil
+	}
+	d := mcs.NewBaseDriver(&fakeDriver{}, mcs.WithMiddleware(permission.New(deny)))
+
+	resp := d.ProcessLLMResponse(context.Background(), `{"tool":"write_file","arguments":{"path":"notes.txt"}}`)
+	fmt.Println("executed:", resp.CallExecuted, "failed:", resp.CallFailed)
+	fmt.Println("result:", resp.Calls[0].Result)
+	fmt.Println("model reads:", resp.Messages[1]["content"])
+	// Output:
+	// asked about write_file map[path:notes.txt]
+	// executed: true failed: false
+	// result: map[message:User denied execution of 'write_file'. permission_denied:true tool:write_file]
+	// model reads: {"message":"User denied execution of 'write_file'.","permission_denied":true,"tool":"write_file"}
+}
+
+// Policy rules decide before anyone is asked. Without a handler, a call no rule
+// matches fails closed.
+func ExampleWithRules() {
+	m := permission.New(nil, permission.WithRules(
+		permission.Allow("read_*"),
+		permission.Deny("delete_*"),
+	))
+	d := mcs.NewBaseDriver(&fakeDriver{}, mcs.WithMiddleware(m))
+	ctx := context.Background()
+	for _, tool := range []string{"read_file", "delete_file", "write_file"} {
+		res, err := d.ExecuteTool(ctx, tool, map[string]any{"path": "a.txt"})
+		fmt.Printf("%s: %v %v\n", tool, res, err)
+	}
+	// Output:
+	// read_file: read_file a.txt: done <nil>
+	// delete_file: map[message:Execution of 'delete_file' was denied by policy. permission_denied:true tool:delete_file] <nil>
+	// write_file: <nil> permission: tool "write_file" not executed: no rule matched and no consent handler is set (set one with permission.New or SetConsentHandler, or allow the tool with a rule)
+}
+
+// The terminal prompt. Here the answers come from a string instead of a person,
+// echoed to the output as a terminal would show them.
+func ExamplePrompt() {
+	answers := io.TeeReader(strings.NewReader("maybe\ny\n"), os.Stdout)
+	ask := permission.Prompt(answers, os.Stdout)
+	d := mcs.NewBaseDriver(&fakeDriver{}, mcs.WithMiddleware(permission.New(ask)))
+
+	resp := d.ProcessLLMResponse(context.Background(), `{"tool":"delete_file","arguments":{"path":"old.txt"}}`)
+	fmt.Println("result:", resp.Calls[0].Result)
+	// Output:
+	// Tool "delete_file" wants to run with these arguments:
+	// {
+	//   "path": "old.txt"
+	// }
+	// Allow it? y (yes), n (no), a (always allow this tool): maybe
+	// Please answer y (yes), n (no) or a (always allow this tool): y
+	// result: delete_file old.txt: done
+}
+
+// The three concerns on one driver, in the recommended order: hooks see every
+// call, permission decides, auth turns a credential challenge into a result.
+func Example_stacked() {
+	observe := hooks.New(
+		hooks.WithPre(func(_ context.Context, name string, _ map[string]any) { fmt.Println("pre: ", name) }),
+		hooks.WithPost(func(_ context.Context, name string, _ map[string]any, res any) { fmt.Println("post:", name, res) }),
+	)
+	consent := permission.New(
+		func(_ context.Context, name string, _ map[string]any) (bool, error) { return false, nil }, // the user says no
+		permission.WithRules(permission.Allow("read_*"), permission.Allow("list_*")),
+	)
+	d := mcs.NewBaseDriver(&fakeDriver{}, mcs.WithMiddleware(observe, consent, auth.New()))
+
+	resp := d.ProcessLLMResponse(context.Background(), `{"tool":"read_file","arguments":{"path":"a.txt"}}
+{"tool":"list_issues","arguments":{}}
+{"tool":"delete_file","arguments":{"path":"a.txt"}}`)
+	fmt.Println("executed:", resp.CallExecuted, "failed:", resp.CallFailed)
+	// Output:
+	// pre:  read_file
+	// post: read_file read_file a.txt: done
+	// pre:  list_issues
+	// post: list_issues map[auth_required:true code:WDJB-MJHT message:Open the URL and enter the code. scope:github url:https://example.com/device]
+	// pre:  delete_file
+	// post: delete_file map[message:User denied execution of 'delete_file'. permission_denied:true tool:delete_file]
+	// executed: true failed: false
+}
+
+// One middleware instance serves two drivers; replacing its handler affects both.
+func Example_shared() {
+	consent := permission.New(nil)
+	files := mcs.NewBaseDriver(&fakeDriver{id: "files"}, mcs.WithMiddleware(consent))
+	backup := mcs.NewBaseDriver(&fakeDriver{id: "backup"}, mcs.WithMiddleware(consent))
+	ctx := context.Background()
+	args := map[string]any{"path": "a.txt"}
+
+	_, err := files.ExecuteTool(ctx, "write_file", args)
+	fmt.Println("files, no handler:", err != nil)
+	consent.SetConsentHandler(func(context.Context, string, map[string]any) (bool, error) { return true, nil })
+	res1, _ := files.ExecuteTool(ctx, "write_file", args)
+	res2, _ := backup.ExecuteTool(ctx, "write_file", args)
+	fmt.Println("files: ", res1)
+	fmt.Println("backup:", res2)
+	// Output:
+	// files, no handler: true
+	// files:  write_file a.txt: done
+	// backup: write_file a.txt: done
+}

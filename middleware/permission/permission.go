@@ -1,0 +1,335 @@
+// Package permission asks for consent before a driver runs a tool, and fails
+// closed.
+//
+// The [Middleware] first checks its policy rules ([Allow], [Deny]; glob patterns on
+// the tool name, first match wins). A call that no rule matches goes to the consent
+// handler, a [ConsentFunc] such as the terminal prompt [Prompt]. When the call is
+// denied, by a rule or by the user, the tool does not run and the call returns the
+// in-band result
+//
+//	{"permission_denied": true, "tool": "<name>", "message": "User denied execution of '<name>'."}
+//
+// which is a success for the driver, so that the model can tell the user. When no
+// decision can be had (no handler, a handler error, no answer within the timeout,
+// the call's context ending) the tool does not run either and the call fails with a
+// *[ConsentError] that says why.
+//
+// Install the Middleware on any driver that accepts tool middleware. Combined with
+// the other concerns the recommended order is hooks, permission, auth: the hooks
+// then see denied calls too, and the auth middleware only runs for calls that were
+// allowed. Because a driver threads every call through its middleware, also the
+// calls an orchestrator makes through ExecuteTool, a consent policy configured on a
+// driver holds wherever the driver is used.
+package permission
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcs-go/mcs"
+)
+
+// Capability is the capability flag of the consent concern.
+const Capability mcs.Capability = "consent"
+
+// ConsentFunc decides whether the named tool may run with args. It returns true to
+// allow and false to deny; an error means no decision could be had and fails the
+// call. args must not be modified.
+//
+// A handler that waits for a person must honour ctx. Without [WithTimeout] it runs
+// on the calling goroutine and the call waits for it; an answer given after the
+// call's context ended is ignored. With a timeout it runs on its own goroutine, the
+// call stops waiting when the timeout expires or ctx ends, and a later answer is
+// ignored. A ConsentFunc installed on a Middleware
+// may be called concurrently.
+type ConsentFunc func(ctx context.Context, name string, args map[string]any) (bool, error)
+
+// Rule is a policy rule: a glob pattern on the whole tool name, in the syntax of
+// [path.Match], and whether a matching call is allowed or denied. Build rules with
+// [Allow] and [Deny].
+type Rule struct {
+	pattern string
+	allow   bool
+}
+
+// Allow returns a rule that runs matching tools without asking, even when no
+// consent handler is set.
+func Allow(pattern string) Rule { return Rule{pattern: pattern, allow: true} }
+
+// Deny returns a rule that denies matching tools without asking; the call returns
+// the in-band denial result.
+func Deny(pattern string) Rule { return Rule{pattern: pattern} }
+
+// Pattern returns the rule's glob pattern.
+func (r Rule) Pattern() string { return r.pattern }
+
+// Allows reports whether the rule allows (true) or denies (false) matching tools.
+func (r Rule) Allows() bool { return r.allow }
+
+// String returns the rule as Go code, such as Allow("read_*").
+func (r Rule) String() string {
+	if r.allow {
+		return fmt.Sprintf("Allow(%q)", r.pattern)
+	}
+	return fmt.Sprintf("Deny(%q)", r.pattern)
+}
+
+// Validate reports whether the rule's pattern is well-formed. A malformed rule
+// does not stop [New]; a call that reaches it fails closed with a *ConsentError of
+// reason [ReasonInvalidRule]. Validate lets rules read from configuration be
+// checked up front.
+func (r Rule) Validate() error {
+	if _, err := path.Match(r.pattern, ""); err != nil {
+		return fmt.Errorf("permission: rule %s: %w; see path.Match for the pattern syntax", r, err)
+	}
+	return nil
+}
+
+// Reason says why no consent decision could be had.
+type Reason string
+
+// Reasons of a [ConsentError].
+const (
+	// ReasonNoHandler: no rule matched and no consent handler is set.
+	ReasonNoHandler Reason = "no_handler"
+	// ReasonHandlerError: the consent handler returned an error or panicked.
+	ReasonHandlerError Reason = "handler_error"
+	// ReasonTimeout: no decision arrived within the timeout set with WithTimeout.
+	ReasonTimeout Reason = "timeout"
+	// ReasonCanceled: the call's context ended before a decision arrived.
+	ReasonCanceled Reason = "canceled"
+	// ReasonInvalidRule: the first rule that was tried against the tool name has a
+	// malformed pattern.
+	ReasonInvalidRule Reason = "invalid_rule"
+)
+
+// ConsentError is the error of a call that did not run because no consent decision
+// could be had. The middleware fails closed: the tool never runs when it returns a
+// ConsentError.
+type ConsentError struct {
+	// Tool is the name of the tool that did not run.
+	Tool string
+	// Reason says why no decision could be had.
+	Reason Reason
+	// Timeout is the timeout that expired, for ReasonTimeout.
+	Timeout time.Duration
+	// Err is the underlying error: the handler's error, the context's cause,
+	// context.DeadlineExceeded for a timeout, or the pattern error of a rule.
+	Err error
+}
+
+// Error says which tool did not run, why, and what can be done about it.
+func (e *ConsentError) Error() string {
+	prefix := fmt.Sprintf("permission: tool %q not executed: ", e.Tool)
+	switch e.Reason {
+	case ReasonNoHandler:
+		return prefix + "no rule matched and no consent handler is set (set one with permission.New or SetConsentHandler, or allow the tool with a rule)"
+	case ReasonHandlerError:
+		return prefix + "the consent handler failed: " + errText(e.Err)
+	case ReasonTimeout:
+		return prefix + fmt.Sprintf("no consent decision within %s", e.Timeout)
+	case ReasonCanceled:
+		return prefix + "the call ended while waiting for consent: " + errText(e.Err)
+	case ReasonInvalidRule:
+		return prefix + "invalid permission rule: " + errText(e.Err)
+	}
+	return prefix + "no consent decision: " + errText(e.Err)
+}
+
+func errText(err error) string {
+	if err == nil {
+		return "unknown error"
+	}
+	return err.Error()
+}
+
+// Unwrap returns e.Err.
+func (e *ConsentError) Unwrap() error { return e.Err }
+
+// DeniedMessage is the message of the in-band result of a call the user denied.
+func DeniedMessage(name string) string {
+	return "User denied execution of '" + name + "'."
+}
+
+// PolicyDeniedMessage is the message of the in-band result of a call a Deny rule
+// denied.
+func PolicyDeniedMessage(name string) string {
+	return "Execution of '" + name + "' was denied by policy."
+}
+
+// Denied returns the in-band result of a call that was denied with message:
+// {"permission_denied": true, "tool": name, "message": message}.
+func Denied(name, message string) map[string]any {
+	return map[string]any{"permission_denied": true, "tool": name, "message": message}
+}
+
+// IsDenied reports whether result is an in-band denial result.
+func IsDenied(result any) bool {
+	m, ok := result.(map[string]any)
+	return ok && m["permission_denied"] == true
+}
+
+// Option configures a [Middleware] built by [New].
+type Option func(*Middleware)
+
+// WithTimeout bounds the wait for a consent decision to d; a decision that does not
+// arrive in time fails the call with a *ConsentError of reason [ReasonTimeout], and
+// a later answer is ignored. d <= 0 means no timeout beyond the call's context,
+// which is the default.
+func WithTimeout(d time.Duration) Option {
+	return func(m *Middleware) { m.timeout = max(d, 0) }
+}
+
+// WithRules appends policy rules; rules are tried in the order given, across all
+// WithRules options, and the first match decides.
+func WithRules(rules ...Rule) Option {
+	return func(m *Middleware) { m.rules = append(m.rules, rules...) }
+}
+
+// Middleware asks for consent before a tool runs. For each call it tries the rules
+// in order: the first matching Allow rule runs the tool, the first matching Deny
+// rule returns the denial result. A call no rule matches goes to the consent
+// handler: true runs the tool, false returns the denial result, and anything else
+// (no handler, an error or panic of the handler, the timeout, the end of ctx)
+// fails the call with a *[ConsentError] without running the tool.
+//
+// Without a timeout the handler runs on the calling goroutine (the cheap path) and
+// must honour ctx. With a timeout it runs on its own goroutine with a context that
+// ends at the timeout, and receives a copy of the arguments, so that a handler that
+// outlives the call does not share them with the caller.
+//
+// The zero Middleware has no rules and no handler, so it fails every call closed.
+// Middleware is safe for concurrent use and may be shared by many drivers; the
+// handler may be replaced at any time with [Middleware.SetConsentHandler].
+type Middleware struct {
+	rules   []Rule
+	timeout time.Duration
+	consent atomic.Pointer[ConsentFunc]
+}
+
+var _ mcs.ToolMiddleware = (*Middleware)(nil)
+
+// New returns a Middleware that asks consent for calls no rule decides. consent may
+// be nil: then only calls an Allow rule matches run and the others fail closed,
+// until a handler is set with SetConsentHandler.
+func New(consent ConsentFunc, opts ...Option) *Middleware {
+	m := &Middleware{}
+	for _, o := range opts {
+		if o != nil {
+			o(m)
+		}
+	}
+	m.SetConsentHandler(consent)
+	return m
+}
+
+// SetConsentHandler replaces the consent handler; nil removes it, so that calls no
+// rule allows fail closed. Calls already waiting for a decision keep the handler
+// they started with. Safe for concurrent use with calls.
+func (m *Middleware) SetConsentHandler(f ConsentFunc) {
+	if f == nil {
+		m.consent.Store(nil)
+		return
+	}
+	m.consent.Store(&f)
+}
+
+// Rules returns a copy of the middleware's rules, in the order they are tried.
+func (m *Middleware) Rules() []Rule { return append([]Rule(nil), m.rules...) }
+
+// OnExecuteTool decides on the call as described on [Middleware] and calls next
+// only when the call is allowed.
+func (m *Middleware) OnExecuteTool(ctx context.Context, name string, args map[string]any, next mcs.CallNext) (any, error) {
+	for _, r := range m.rules {
+		ok, err := path.Match(r.pattern, name)
+		if err != nil {
+			return nil, &ConsentError{Tool: name, Reason: ReasonInvalidRule, Err: fmt.Errorf("rule %s: %w", r, err)}
+		}
+		if !ok {
+			continue
+		}
+		if r.allow {
+			return next(ctx, name, args)
+		}
+		return Denied(name, PolicyDeniedMessage(name)), nil
+	}
+	f := m.consent.Load()
+	if f == nil {
+		return nil, &ConsentError{Tool: name, Reason: ReasonNoHandler}
+	}
+	allowed, err := m.ask(ctx, *f, name, args)
+	if err != nil {
+		return nil, err
+	}
+	if !allowed {
+		return Denied(name, DeniedMessage(name)), nil
+	}
+	return next(ctx, name, args)
+}
+
+type decision struct {
+	allowed bool
+	err     error
+}
+
+// ask runs the handler and turns every way of not deciding into a *ConsentError.
+func (m *Middleware) ask(ctx context.Context, f ConsentFunc, name string, args map[string]any) (bool, error) {
+	if ctx.Err() != nil { // do not ask for a call that has already ended
+		return false, &ConsentError{Tool: name, Reason: ReasonCanceled, Err: context.Cause(ctx)}
+	}
+	if m.timeout <= 0 {
+		// No timeout: ask on the calling goroutine (the cheap path). The handler is
+		// expected to honour ctx; an answer given after ctx ended is ignored.
+		d := callHandler(ctx, f, name, args)
+		if ctx.Err() != nil {
+			return false, &ConsentError{Tool: name, Reason: ReasonCanceled, Err: context.Cause(ctx)}
+		}
+		if d.err != nil {
+			return false, &ConsentError{Tool: name, Reason: ReasonHandlerError, Err: d.err}
+		}
+		return d.allowed, nil
+	}
+	hctx, cancel := ctx, context.CancelFunc(func() {})
+	if m.timeout > 0 {
+		hctx, cancel = context.WithTimeout(ctx, m.timeout)
+	}
+	defer cancel()
+	ch := make(chan decision, 1) // buffered: a late handler never blocks
+	view := cloneArgs(args)
+	go func() { ch <- callHandler(hctx, f, name, view) }()
+	var d decision
+	select {
+	case d = <-ch:
+	case <-hctx.Done():
+	}
+	// A decision that arrives when the wait is over is ignored, even if it won the
+	// select above.
+	if hctx.Err() != nil {
+		if err := ctx.Err(); err != nil {
+			return false, &ConsentError{Tool: name, Reason: ReasonCanceled, Err: context.Cause(ctx)}
+		}
+		return false, &ConsentError{Tool: name, Reason: ReasonTimeout, Timeout: m.timeout, Err: context.DeadlineExceeded}
+	}
+	if d.err != nil {
+		return false, &ConsentError{Tool: name, Reason: ReasonHandlerError, Err: d.err}
+	}
+	return d.allowed, nil
+}
+
+// errHandlerPanicked is wrapped by the error of a handler that panicked.
+var errHandlerPanicked = errors.New("consent handler panicked")
+
+// callHandler runs f and turns a panic into an error.
+func callHandler(ctx context.Context, f ConsentFunc, name string, args map[string]any) (d decision) {
+	defer func() {
+		if v := recover(); v != nil {
+			d = decision{err: fmt.Errorf("%w: %v", errHandlerPanicked, v)}
+		}
+	}()
+	allowed, err := f(ctx, name, args)
+	return decision{allowed: allowed, err: err}
+}
