@@ -1,0 +1,189 @@
+// Package csv is an MCS driver for the CSV files under one root directory.
+//
+// The model can list the CSV files, describe one (columns, inferred types, row
+// count, a sample), read its first rows, filter rows on a column and summarise a
+// numeric column. Files separated by commas, semicolons or tabs are recognised
+// from their header line; a UTF-8 byte order mark is skipped and a file that is
+// not valid UTF-8 is read as Latin-1. Ragged rows, quoted fields with line breaks
+// and CRLF line ends are read as they are.
+//
+// Files are streamed: memory stays bounded (a few megabytes) whatever the file
+// size, and summarize_numeric_column reads well over 50 MB/s (see
+// BenchmarkSummarize). A row larger than 1 MiB, which is what an unclosed quote
+// produces, fails the call instead of filling memory.
+//
+// Every path goes through an [os.Root] opened on [Config.Root]; a path that would
+// leave it (".." above the root, an absolute path outside it, a symbolic link that
+// leads outside, a NUL byte, a backslash, more than 4096 bytes) is refused and the
+// call fails. Results report paths relative to the root. A missing file is a
+// result the model can read:
+//
+//	{"path": "sales.csv", "error": "not found", "hint": "call list_csv_files to see the CSV files"}
+package csv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/mcs-go/mcs"
+	"github.com/mcs-go/mcs/internal/confine"
+	"github.com/mcs-go/mcs/internal/toolargs"
+)
+
+const version = "0.1.0"
+
+// DefaultMaxRows is the most rows one call returns when Config.MaxRows is zero.
+const DefaultMaxRows = 1000
+
+// Config configures a CSV driver. It is plain data.
+type Config struct {
+	// Root is the directory holding the CSV files; it must exist. Required.
+	Root string
+	// MaxRows is the most rows one call returns (read_csv_head, filter_csv_rows),
+	// whatever limit the model asks for; a limit of 0 means MaxRows. Zero means
+	// DefaultMaxRows; a negative value is an error.
+	MaxRows int
+}
+
+// ToolDriver is the technical half of the CSV driver: it lists and executes the CSV
+// tools over one confined root. It is safe for concurrent use. It holds the root
+// directory open until Close.
+type ToolDriver struct {
+	root   *confine.Root
+	cfg    Config
+	tools  []mcs.Tool
+	byName map[string]*toolDef
+	limits limits
+}
+
+// limits bounds list_csv_files; tests lower them.
+type limits struct {
+	files, visits int
+}
+
+var (
+	_ mcs.ToolDriver = (*ToolDriver)(nil)
+	_ mcs.ToolLookup = (*ToolDriver)(nil)
+)
+
+// NewToolDriver opens cfg.Root and returns the tool driver. It fails when Root is
+// not set or is not an existing directory, or when MaxRows is negative.
+func NewToolDriver(cfg Config) (*ToolDriver, error) {
+	if cfg.MaxRows < 0 {
+		return nil, fmt.Errorf("csv: MaxRows is %d; set a positive limit, or 0 for the default of %d", cfg.MaxRows, DefaultMaxRows)
+	}
+	if cfg.MaxRows == 0 {
+		cfg.MaxRows = DefaultMaxRows
+	}
+	root, err := confine.Open(cfg.Root)
+	if err != nil {
+		return nil, fmt.Errorf("csv: %w", err)
+	}
+	d := &ToolDriver{root: root, cfg: cfg, byName: map[string]*toolDef{}, limits: limits{maxFiles, maxVisits}}
+	for _, def := range toolDefs(cfg.MaxRows) {
+		d.tools = append(d.tools, def.tool)
+		d.byName[def.tool.Name] = def
+	}
+	return d, nil
+}
+
+// Meta returns the data sheet of the CSV tool driver: ID "mcs-go/csv", binding
+// {csv, os, builtin}, capability orchestratable.
+func (d *ToolDriver) Meta() mcs.Meta {
+	return mcs.DeriveCapabilities(mcs.Meta{
+		ID:       "mcs-go/csv",
+		Name:     "CSV files",
+		Version:  version,
+		Bindings: []mcs.Binding{{Capability: "csv", Adapter: "os", SpecFormat: "builtin"}},
+	}, d)
+}
+
+// ListTools returns, in this order, list_csv_files, describe_csv, read_csv_head,
+// filter_csv_rows and summarize_numeric_column. The slice is a copy; it never
+// fails.
+func (d *ToolDriver) ListTools(context.Context) ([]mcs.Tool, error) {
+	out := make([]mcs.Tool, len(d.tools))
+	copy(out, d.tools)
+	return out, nil
+}
+
+// HasTool reports whether the driver publishes the tool name.
+func (d *ToolDriver) HasTool(_ context.Context, name string) (bool, error) {
+	_, ok := d.byName[name]
+	return ok, nil
+}
+
+// ExecuteTool runs the named tool with the model-supplied args and returns a JSON
+// object (map[string]any). A missing file, a directory or a file below a file are
+// results. The call fails for an unknown tool, invalid arguments, an unknown
+// column (the error lists the columns), a file that cannot be parsed, a path
+// refused by the confinement (the error wraps a *confine.Error) and file system
+// errors; errors begin with the tool name. Reading stops, and the call fails, when
+// ctx is done.
+func (d *ToolDriver) ExecuteTool(ctx context.Context, name string, args map[string]any) (any, error) {
+	def, ok := d.byName[name]
+	if !ok {
+		names := make([]string, len(d.tools))
+		for i, t := range d.tools {
+			names[i] = t.Name
+		}
+		return nil, fmt.Errorf("unknown tool %q; the tools are: %s", name, strings.Join(names, ", "))
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, context.Cause(ctx))
+	}
+	a, err := toolargs.Parse(&def.tool, args)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	res, err := def.run(d, ctx, a)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return res, nil
+}
+
+// Close releases the root directory. Calls after Close fail.
+func (d *ToolDriver) Close() error { return d.root.Close() }
+
+// Driver is the complete CSV driver: the [ToolDriver] with the LLM-facing half of
+// [mcs.BaseDriver] (prompts, response processing, middleware). It is safe for
+// concurrent use.
+type Driver struct {
+	*mcs.BaseDriver
+	tools *ToolDriver
+}
+
+var _ mcs.Driver = (*Driver)(nil)
+
+// New returns a Driver over a new ToolDriver for cfg, configured by opts. It fails
+// as NewToolDriver does.
+func New(cfg Config, opts ...mcs.Option) (*Driver, error) {
+	td, err := NewToolDriver(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Driver{BaseDriver: mcs.NewBaseDriver(td, opts...), tools: td}, nil
+}
+
+// Close releases the root directory. Calls after Close fail.
+func (d *Driver) Close() error { return d.tools.Close() }
+
+// errorResult is the readable result for a file that does not exist, is a
+// directory or lies below a file; ok is false for any other error.
+func errorResult(path string, err error) (res map[string]any, ok bool) {
+	var ce *confine.Error
+	switch {
+	case errors.As(err, &ce):
+		return nil, false
+	case isNotExist(err):
+		return map[string]any{"path": path, "error": "not found", "hint": "call list_csv_files to see the CSV files"}, true
+	case errors.Is(err, confine.ErrIsDirectory):
+		return map[string]any{"path": path, "error": "is a directory", "hint": "call list_csv_files to see the CSV files"}, true
+	case isNotDir(err):
+		return map[string]any{"path": path, "error": "not a directory", "hint": "an element of the path is a file, not a directory"}, true
+	}
+	return nil, false
+}

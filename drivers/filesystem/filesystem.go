@@ -1,0 +1,226 @@
+// Package filesystem is an MCS driver for the files under one root directory.
+//
+// The model can list directories, read files (text, or base64 for binary files),
+// search by glob pattern and inspect entries; unless the driver is read-only it can
+// also write files (atomically), create directories, move entries and, when
+// [Config.AllowDelete] is set, delete them.
+//
+// Every access goes through an [os.Root] opened on [Config.Root]. A path that would
+// leave the root is refused and the call fails, with an error that says why: ".."
+// above the root, an absolute path outside it (including a sibling such as
+// /data-evil for the root /data), a symbolic link that leads outside (even one
+// created, or a directory swapped for one, after the driver was built), a NUL byte
+// or another control character, a backslash, a path longer than 4096 bytes.
+// Results report paths relative to the root, never absolute host paths.
+//
+// A missing path ("not found") and a file where a directory was expected ("not a
+// directory") are results the model can read, not failed calls:
+//
+//	{"path": "notes.txt", "error": "not found", "hint": "..."}
+package filesystem
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/mcs-go/mcs"
+	"github.com/mcs-go/mcs/internal/confine"
+	"github.com/mcs-go/mcs/internal/toolargs"
+)
+
+const version = "0.1.0"
+
+// DefaultMaxReadBytes is the number of bytes read_file returns per call when
+// Config.MaxReadBytes is zero.
+const DefaultMaxReadBytes = 1 << 20
+
+// MinReadBytes is the smallest Config.MaxReadBytes: enough for any character
+// however a read is cut, so that reading a text file in chunks always progresses.
+const MinReadBytes = 2 * utf8.UTFMax
+
+// Config configures a filesystem driver. It is plain data.
+type Config struct {
+	// Root is the directory the tools may access; it must exist. Required.
+	Root string
+	// ReadOnly publishes only the reading tools (list_directory, read_file,
+	// search_files, file_info) and refuses the others.
+	ReadOnly bool
+	// MaxReadBytes is the most read_file returns per call; a longer file is cut and
+	// the result gives the offset to continue from. Zero means DefaultMaxReadBytes;
+	// other values below MinReadBytes are an error.
+	MaxReadBytes int64
+	// AllowDelete publishes delete_file (unless ReadOnly).
+	AllowDelete bool
+}
+
+// ToolDriver is the technical half of the filesystem driver: it lists and executes
+// the file tools over one confined root. It is safe for concurrent use. It holds
+// the root directory open until Close.
+type ToolDriver struct {
+	root    *confine.Root
+	cfg     Config
+	tools   []mcs.Tool          // published, in order
+	enabled map[string]*toolDef // published tools by name
+	limits  limits
+}
+
+// limits bounds the listing tools; tests lower them.
+type limits struct {
+	listEntries, searchResults, searchVisits int
+}
+
+var (
+	_ mcs.ToolDriver = (*ToolDriver)(nil)
+	_ mcs.ToolLookup = (*ToolDriver)(nil)
+)
+
+// NewToolDriver opens cfg.Root and returns the tool driver. It fails when Root is
+// not set or is not an existing directory, or when MaxReadBytes is neither 0 nor
+// at least MinReadBytes.
+func NewToolDriver(cfg Config) (*ToolDriver, error) {
+	if cfg.MaxReadBytes != 0 && cfg.MaxReadBytes < MinReadBytes {
+		return nil, fmt.Errorf("filesystem: MaxReadBytes is %d; set at least %d, or 0 for the default of %d", cfg.MaxReadBytes, MinReadBytes, DefaultMaxReadBytes)
+	}
+	if cfg.MaxReadBytes == 0 {
+		cfg.MaxReadBytes = DefaultMaxReadBytes
+	}
+	root, err := confine.Open(cfg.Root)
+	if err != nil {
+		return nil, fmt.Errorf("filesystem: %w", err)
+	}
+	d := &ToolDriver{
+		root:    root,
+		cfg:     cfg,
+		enabled: map[string]*toolDef{},
+		limits:  limits{maxListEntries, maxSearchResults, maxSearchVisits},
+	}
+	for _, def := range toolDefs(cfg.MaxReadBytes) {
+		if d.unavailable(def) != "" {
+			continue
+		}
+		d.tools = append(d.tools, def.tool)
+		d.enabled[def.tool.Name] = def
+	}
+	return d, nil
+}
+
+// Meta returns the data sheet of the filesystem tool driver: ID
+// "mcs-go/filesystem", binding {filesystem, os, builtin}, capability
+// orchestratable.
+func (d *ToolDriver) Meta() mcs.Meta {
+	return mcs.DeriveCapabilities(mcs.Meta{
+		ID:       "mcs-go/filesystem",
+		Name:     "Filesystem",
+		Version:  version,
+		Bindings: []mcs.Binding{{Capability: "filesystem", Adapter: "os", SpecFormat: "builtin"}},
+	}, d)
+}
+
+// ListTools returns the published tools in a fixed order: list_directory,
+// read_file, search_files, file_info, then, unless read-only, write_file,
+// make_directory, move_file and, with AllowDelete, delete_file. The slice is a
+// copy; it never fails.
+func (d *ToolDriver) ListTools(context.Context) ([]mcs.Tool, error) {
+	out := make([]mcs.Tool, len(d.tools))
+	copy(out, d.tools)
+	return out, nil
+}
+
+// HasTool reports whether the driver publishes the tool name.
+func (d *ToolDriver) HasTool(_ context.Context, name string) (bool, error) {
+	_, ok := d.enabled[name]
+	return ok, nil
+}
+
+// ExecuteTool runs the named tool with the model-supplied args and returns a JSON
+// object (map[string]any). "Not found" and "not a directory" are results. The call
+// fails for an unknown or disabled tool, invalid arguments, a path refused by the
+// confinement (the error wraps a *confine.Error) and file system errors; errors
+// begin with the tool name. A done ctx fails the call before it starts; search_files
+// also stops when ctx is done.
+func (d *ToolDriver) ExecuteTool(ctx context.Context, name string, args map[string]any) (any, error) {
+	def, ok := d.enabled[name]
+	if !ok {
+		for _, td := range toolDefs(d.cfg.MaxReadBytes) {
+			if td.tool.Name == name {
+				return nil, fmt.Errorf("%s: %s", name, d.unavailable(td))
+			}
+		}
+		return nil, fmt.Errorf("unknown tool %q; the tools are: %s", name, strings.Join(d.toolNames(), ", "))
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, context.Cause(ctx))
+	}
+	a, err := toolargs.Parse(&def.tool, args)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	res, err := def.run(d, ctx, a)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return res, nil
+}
+
+// unavailable says why def is not published, or "" when it is.
+func (d *ToolDriver) unavailable(def *toolDef) string {
+	switch {
+	case def.writes && d.cfg.ReadOnly:
+		return "not available: the file system is read-only; only " + strings.Join(d.toolNames(), ", ") + " can be used"
+	case def.tool.Name == "delete_file" && !d.cfg.AllowDelete:
+		return "not available: deleting files is not enabled for this file system"
+	}
+	return ""
+}
+
+func (d *ToolDriver) toolNames() []string {
+	names := make([]string, len(d.tools))
+	for i, t := range d.tools {
+		names[i] = t.Name
+	}
+	return names
+}
+
+// Close releases the root directory. Calls after Close fail.
+func (d *ToolDriver) Close() error { return d.root.Close() }
+
+// Driver is the complete filesystem driver: the [ToolDriver] with the LLM-facing
+// half of [mcs.BaseDriver] (prompts, response processing, middleware). It is safe
+// for concurrent use.
+type Driver struct {
+	*mcs.BaseDriver
+	tools *ToolDriver
+}
+
+var _ mcs.Driver = (*Driver)(nil)
+
+// New returns a Driver over a new ToolDriver for cfg, configured by opts. It fails
+// as NewToolDriver does.
+func New(cfg Config, opts ...mcs.Option) (*Driver, error) {
+	td, err := NewToolDriver(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Driver{BaseDriver: mcs.NewBaseDriver(td, opts...), tools: td}, nil
+}
+
+// Close releases the root directory. Calls after Close fail.
+func (d *Driver) Close() error { return d.tools.Close() }
+
+// errorResult is the readable result for a path that does not exist or is not a
+// directory; ok is false for any other error.
+func errorResult(path string, err error) (res map[string]any, ok bool) {
+	var ce *confine.Error
+	switch {
+	case errors.As(err, &ce):
+		return nil, false
+	case isNotExist(err):
+		return map[string]any{"path": path, "error": "not found", "hint": "call list_directory on the parent directory to see what exists"}, true
+	case isNotDir(err):
+		return map[string]any{"path": path, "error": "not a directory", "hint": "an element of the path is a file, not a directory"}, true
+	}
+	return nil, false
+}

@@ -1,0 +1,1029 @@
+package filesystem_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcs-go/mcs"
+	"github.com/mcs-go/mcs/drivers/filesystem"
+	"github.com/mcs-go/mcs/internal/confine"
+	"github.com/mcs-go/mcs/internal/confine/confinetest"
+)
+
+// tree writes files (slash paths relative to a new temporary directory) and returns
+// the directory.
+func tree(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if strings.HasSuffix(name, "/") {
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func newTD(t *testing.T, cfg filesystem.Config) *filesystem.ToolDriver {
+	t.Helper()
+	td, err := filesystem.NewToolDriver(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { td.Close() })
+	return td
+}
+
+// call executes a tool and returns its result as decoded JSON, so that results
+// compare as the model sees them.
+func call(t *testing.T, td mcs.ToolDriver, name string, args map[string]any) (map[string]any, error) {
+	t.Helper()
+	res, err := td.ExecuteTool(context.Background(), name, args)
+	if err != nil {
+		if res != nil {
+			t.Errorf("%s returned a result with an error: %v", name, res)
+		}
+		return nil, err
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		t.Fatalf("%s: result is not JSON: %v", name, err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("%s: result is not a JSON object: %s", name, b)
+	}
+	return m, nil
+}
+
+func mustCall(t *testing.T, td mcs.ToolDriver, name string, args map[string]any) map[string]any {
+	t.Helper()
+	m, err := call(t, td, name, args)
+	if err != nil {
+		t.Fatalf("%s(%v): %v", name, args, err)
+	}
+	return m
+}
+
+func readHost(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestNewErrors(t *testing.T) {
+	dir := tree(t, map[string]string{"f": "x"})
+	tests := []struct {
+		name string
+		cfg  filesystem.Config
+		want string
+	}{
+		{"no root", filesystem.Config{}, "root directory is not set"},
+		{"missing root", filesystem.Config{Root: filepath.Join(dir, "missing")}, "no such file"},
+		{"file root", filesystem.Config{Root: filepath.Join(dir, "f")}, "not a directory"},
+		{"negative limit", filesystem.Config{Root: dir, MaxReadBytes: -1}, "MaxReadBytes is -1; set at least 8"},
+		{"tiny limit", filesystem.Config{Root: dir, MaxReadBytes: 7}, "MaxReadBytes is 7; set at least 8"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := filesystem.New(tc.cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("New error = %v, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestMeta(t *testing.T) {
+	dir := t.TempDir()
+	td := newTD(t, filesystem.Config{Root: dir})
+	want := mcs.Meta{
+		ID:           "mcs-go/filesystem",
+		Name:         "Filesystem",
+		Version:      "0.1.0",
+		Bindings:     []mcs.Binding{{Capability: "filesystem", Adapter: "os", SpecFormat: "builtin"}},
+		Capabilities: []mcs.Capability{mcs.CapabilityOrchestratable},
+	}
+	if diff := cmp.Diff(want, td.Meta()); diff != "" {
+		t.Errorf("ToolDriver.Meta (-want +got):\n%s", diff)
+	}
+	d, err := filesystem.New(filesystem.Config{Root: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	want.SupportedLLMs = []string{"*"}
+	// The tool driver's own flag comes first, then BaseDriver's.
+	want.Capabilities = []mcs.Capability{mcs.CapabilityOrchestratable, mcs.CapabilityStandalone, mcs.CapabilityNativeTools, mcs.CapabilityStreaming, mcs.CapabilityToolMiddleware}
+	if diff := cmp.Diff(want, d.Meta()); diff != "" {
+		t.Errorf("Driver.Meta (-want +got):\n%s", diff)
+	}
+}
+
+func TestListTools(t *testing.T) {
+	readers := []string{"list_directory", "read_file", "search_files", "file_info"}
+	writers := []string{"write_file", "make_directory", "move_file"}
+	tests := []struct {
+		name string
+		cfg  filesystem.Config
+		want []string
+	}{
+		{"default", filesystem.Config{}, slices.Concat(readers, writers)},
+		{"allow delete", filesystem.Config{AllowDelete: true}, slices.Concat(readers, writers, []string{"delete_file"})},
+		{"read-only", filesystem.Config{ReadOnly: true}, readers},
+		{"read-only wins over delete", filesystem.Config{ReadOnly: true, AllowDelete: true}, readers},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.cfg.Root = t.TempDir()
+			td := newTD(t, tc.cfg)
+			tools, err := td.ListTools(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, tool := range tools {
+				if err := tool.Validate(); err != nil {
+					t.Error(err)
+				}
+				names = append(names, tool.Name)
+				has, _ := td.HasTool(context.Background(), tool.Name)
+				if !has {
+					t.Errorf("HasTool(%q) = false for a listed tool", tool.Name)
+				}
+			}
+			if diff := cmp.Diff(tc.want, names); diff != "" {
+				t.Errorf("tools (-want +got):\n%s", diff)
+			}
+			if has, _ := td.HasTool(context.Background(), "delete_file"); has != slices.Contains(tc.want, "delete_file") {
+				t.Errorf("HasTool(delete_file) = %t", has)
+			}
+		})
+	}
+}
+
+func TestDisabledAndUnknownTools(t *testing.T) {
+	dir := tree(t, map[string]string{"notes.txt": "keep"})
+	ro := newTD(t, filesystem.Config{Root: dir, ReadOnly: true, AllowDelete: true})
+	rw := newTD(t, filesystem.Config{Root: dir})
+	tests := []struct {
+		name string
+		td   *filesystem.ToolDriver
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"write read-only", ro, "write_file", map[string]any{"path": "new.txt", "content": "x"}, "read-only; only list_directory, read_file, search_files, file_info can be used"},
+		{"mkdir read-only", ro, "make_directory", map[string]any{"path": "d"}, "read-only"},
+		{"move read-only", ro, "move_file", map[string]any{"from": "notes.txt", "to": "x.txt"}, "read-only"},
+		{"delete read-only", ro, "delete_file", map[string]any{"path": "notes.txt"}, "read-only"},
+		{"delete not allowed", rw, "delete_file", map[string]any{"path": "notes.txt"}, "deleting files is not enabled"},
+		{"unknown", rw, "rm_rf", nil, `unknown tool "rm_rf"; the tools are: list_directory, read_file, search_files, file_info, write_file, make_directory, move_file`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := call(t, tc.td, tc.tool, tc.args)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error = %v, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 || readHost(t, filepath.Join(dir, "notes.txt")) != "keep" {
+		t.Errorf("a refused tool changed the tree: %v", entries)
+	}
+}
+
+func TestArguments(t *testing.T) {
+	dir := tree(t, map[string]string{"notes.txt": "0123456789"})
+	td := newTD(t, filesystem.Config{Root: dir})
+	tests := []struct {
+		name    string
+		tool    string
+		args    map[string]any
+		wantErr string
+		content string
+	}{
+		{name: "missing path", tool: "read_file", args: map[string]any{}, wantErr: `missing required argument "path"; the parameters of read_file are: path (string, required), encoding (string), offset (integer)`},
+		{name: "null path", tool: "read_file", args: map[string]any{"path": nil}, wantErr: `missing required argument "path"`},
+		{name: "unknown", tool: "read_file", args: map[string]any{"path": "notes.txt", "file": "x", "bogus": 1}, wantErr: `unknown argument "bogus", "file"; the parameters of read_file are`},
+		{name: "path number", tool: "read_file", args: map[string]any{"path": 12.0}, wantErr: `argument "path" must be a string, got the number 12`},
+		{name: "path object", tool: "read_file", args: map[string]any{"path": map[string]any{}}, wantErr: `must be a string, got an object`},
+		{name: "offset text", tool: "read_file", args: map[string]any{"path": "notes.txt", "offset": "abc"}, wantErr: `argument "offset" must be an integer, got the string "abc"`},
+		{name: "offset fraction", tool: "read_file", args: map[string]any{"path": "notes.txt", "offset": 1.5}, wantErr: `must be an integer, got the number 1.5`},
+		{name: "offset negative", tool: "read_file", args: map[string]any{"path": "notes.txt", "offset": -1.0}, wantErr: `argument "offset" must be at least 0, got -1`},
+		{name: "offset quoted", tool: "read_file", args: map[string]any{"path": "notes.txt", "offset": "7"}, content: "789"},
+		{name: "offset number", tool: "read_file", args: map[string]any{"path": "notes.txt", "offset": 8.0}, content: "89"},
+		{name: "null optional", tool: "read_file", args: map[string]any{"path": "notes.txt", "encoding": nil, "offset": nil}, content: "0123456789"},
+		{name: "bad encoding", tool: "read_file", args: map[string]any{"path": "notes.txt", "encoding": "latin1"}, wantErr: `encoding "latin1" is not supported; use "utf-8" or "base64"`},
+		{name: "encoding alias", tool: "read_file", args: map[string]any{"path": "notes.txt", "encoding": "UTF8"}, content: "0123456789"},
+		{name: "missing pattern", tool: "search_files", args: map[string]any{"path": "."}, wantErr: `missing required argument "pattern"`},
+		{name: "missing content", tool: "write_file", args: map[string]any{"path": "x"}, wantErr: `missing required argument "content"`},
+		{name: "move missing to", tool: "move_file", args: map[string]any{"from": "notes.txt"}, wantErr: `missing required argument "to"; the parameters of move_file are: from (string, required), to (string, required)`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := call(t, td, tc.tool, tc.args)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Errorf("error = %v, want it to contain %q", err, tc.wantErr)
+				}
+				if err != nil && !strings.HasPrefix(err.Error(), tc.tool+": ") {
+					t.Errorf("error %q does not start with the tool name", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res["content"] != tc.content {
+				t.Errorf("content = %v, want %q", res["content"], tc.content)
+			}
+		})
+	}
+}
+
+func TestListDirectory(t *testing.T) {
+	dir := tree(t, map[string]string{
+		"b.txt":       "bb",
+		"a.txt":       "a",
+		"Z.md":        "",
+		"sub/c.txt":   "ccc",
+		"empty/":      "",
+		"ünïcode.txt": "u",
+	})
+	if err := os.Symlink("a.txt", filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("gone.txt", filepath.Join(dir, "dangling")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(t.TempDir(), "x"), filepath.Join(dir, "out")); err != nil {
+		t.Fatal(err)
+	}
+	td := newTD(t, filesystem.Config{Root: dir})
+	tests := []struct {
+		name string
+		args map[string]any
+		want map[string]any
+	}{
+		{"root", map[string]any{}, map[string]any{
+			"path":  ".",
+			"count": 9.0,
+			"entries": []any{
+				map[string]any{"name": "Z.md", "type": "file", "size": 0.0},
+				map[string]any{"name": "a.txt", "type": "file", "size": 1.0},
+				map[string]any{"name": "b.txt", "type": "file", "size": 2.0},
+				map[string]any{"name": "dangling", "type": "symlink", "target": "gone.txt", "note": "link target missing"},
+				map[string]any{"name": "empty", "type": "directory"},
+				map[string]any{"name": "link", "type": "symlink", "target": "a.txt"},
+				map[string]any{"name": "out", "type": "symlink", "note": "link target refused: symlink"},
+				map[string]any{"name": "sub", "type": "directory"},
+				map[string]any{"name": "ünïcode.txt", "type": "file", "size": 1.0},
+			},
+		}},
+		{"sub", map[string]any{"path": "sub/"}, map[string]any{
+			"path": "sub", "count": 1.0,
+			"entries": []any{map[string]any{"name": "c.txt", "type": "file", "size": 3.0}},
+		}},
+		{"empty", map[string]any{"path": "./empty"}, map[string]any{"path": "empty", "count": 0.0, "entries": []any{}}},
+		{"not found", map[string]any{"path": "nope"}, map[string]any{"path": "nope", "error": "not found", "hint": "call list_directory on the parent directory to see what exists"}},
+		{"file", map[string]any{"path": "a.txt"}, map[string]any{"path": "a.txt", "error": "not a directory", "hint": "call read_file or file_info for a file"}},
+		{"below a file", map[string]any{"path": "a.txt/x"}, map[string]any{"path": "a.txt/x", "error": "not a directory", "hint": "an element of the path is a file, not a directory"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := mustCall(t, td, "list_directory", tc.args)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("list_directory (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestListDirectoryTruncates(t *testing.T) {
+	dir := t.TempDir()
+	const n = 260 // more than one batch of directory entries
+	for i := range n {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%04d", n-1-i)), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	td := newTD(t, filesystem.Config{Root: dir})
+	filesystem.SetLimits(td, 10, 1000, 100_000)
+	got := mustCall(t, td, "list_directory", map[string]any{"path": "."})
+	entries := got["entries"].([]any)
+	if len(entries) != 10 || got["count"] != float64(n) || got["truncated"] != true {
+		t.Fatalf("got %d entries, count %v, truncated %v", len(entries), got["count"], got["truncated"])
+	}
+	first, last := entries[0].(map[string]any)["name"], entries[9].(map[string]any)["name"]
+	if first != "f0000" || last != "f0009" {
+		t.Errorf("entries run from %v to %v, want f0000 to f0009", first, last)
+	}
+	if !strings.Contains(got["notice"].(string), "first 10 of 260") {
+		t.Errorf("notice = %v", got["notice"])
+	}
+}
+
+func TestReadFile(t *testing.T) {
+	long := strings.Repeat("abcdefghij", 3) // 30 bytes
+	dir := tree(t, map[string]string{
+		"text.txt":    "hello\nworld\n",
+		"empty.txt":   "",
+		"unicode.txt": "héllo wörld ✓",
+		"crlf.txt":    "a\r\nb\r\n",
+		"bin.dat":     "\x00\x01\x02binary",
+		"latin1.txt":  "caf\xe9",
+		"long.txt":    long,
+		"euro.txt":    "€€€€€", // 15 bytes, 3 per rune
+		"sub/":        "",
+	})
+	if err := os.Symlink("text.txt", filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	td := newTD(t, filesystem.Config{Root: dir, MaxReadBytes: 10})
+	text := func(path, content string, size, offset float64) map[string]any {
+		return map[string]any{"path": path, "size": size, "encoding": "utf-8", "offset": offset, "content": content, "truncated": false}
+	}
+	cut := func(m map[string]any, next float64) map[string]any {
+		m["truncated"] = true
+		m["next_offset"] = next
+		m["notice"] = fmt.Sprintf("[cut: bytes %v to %v of %v shown; call read_file with offset %v to read on]", m["offset"], next, m["size"], next)
+		return m
+	}
+	tests := []struct {
+		name    string
+		args    map[string]any
+		want    map[string]any
+		wantErr string
+	}{
+		{name: "text cut", args: map[string]any{"path": "text.txt"}, want: cut(text("text.txt", "hello\nworl", 12, 0), 10)},
+		{name: "text rest", args: map[string]any{"path": "text.txt", "offset": 10.0}, want: text("text.txt", "d\n", 12, 10)},
+		{name: "at end", args: map[string]any{"path": "text.txt", "offset": 12.0}, want: text("text.txt", "", 12, 12)},
+		{name: "past end", args: map[string]any{"path": "text.txt", "offset": 13.0}, wantErr: `offset 13 is past the end of "text.txt", which has 12 bytes`},
+		{name: "empty", args: map[string]any{"path": "empty.txt"}, want: text("empty.txt", "", 0, 0)},
+		{name: "crlf kept", args: map[string]any{"path": "crlf.txt"}, want: text("crlf.txt", "a\r\nb\r\n", 6, 0)},
+		{name: "cut before a partial rune", args: map[string]any{"path": "unicode.txt"}, want: cut(text("unicode.txt", "héllo wö", 17, 0), 10)},
+		{name: "euro cut", args: map[string]any{"path": "euro.txt"}, want: cut(text("euro.txt", "€€€", 15, 0), 9)},
+		{name: "offset inside a rune", args: map[string]any{"path": "euro.txt", "offset": 10.0}, want: text("euro.txt", "€", 15, 12)},
+		{name: "binary", args: map[string]any{"path": "bin.dat"}, want: map[string]any{"path": "bin.dat", "size": 9.0, "binary": true, "hint": `this is a binary file of 9 bytes; call read_file with encoding "base64" to read its bytes`}},
+		{name: "invalid utf-8", args: map[string]any{"path": "latin1.txt"}, want: map[string]any{"path": "latin1.txt", "size": 4.0, "binary": true, "hint": `this is a binary file of 4 bytes; call read_file with encoding "base64" to read its bytes`}},
+		{name: "base64", args: map[string]any{"path": "bin.dat", "encoding": "base64"}, want: map[string]any{"path": "bin.dat", "size": 9.0, "encoding": "base64", "offset": 0.0, "content": base64.StdEncoding.EncodeToString([]byte("\x00\x01\x02binary")), "truncated": false}},
+		{name: "base64 cut", args: map[string]any{"path": "long.txt", "encoding": "base64", "offset": 25.0}, want: map[string]any{"path": "long.txt", "size": 30.0, "encoding": "base64", "offset": 25.0, "content": base64.StdEncoding.EncodeToString([]byte("fghij")), "truncated": false}},
+		{name: "through a link", args: map[string]any{"path": "link", "offset": 6.0}, want: text("link", "world\n", 12, 6)},
+		{name: "directory", args: map[string]any{"path": "sub"}, want: map[string]any{"path": "sub", "error": "is a directory", "hint": "call list_directory to see its entries"}},
+		{name: "not found", args: map[string]any{"path": "sub/missing.txt"}, want: map[string]any{"path": "sub/missing.txt", "error": "not found", "hint": "call list_directory on the parent directory to see what exists"}},
+		{name: "not a directory", args: map[string]any{"path": "text.txt/x"}, want: map[string]any{"path": "text.txt/x", "error": "not a directory", "hint": "an element of the path is a file, not a directory"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := call(t, td, "read_file", tc.args)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Errorf("error = %v, want it to contain %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("read_file (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestReadFileInChunks(t *testing.T) {
+	content := strings.Repeat("añb€c✓😀", 50)
+	dir := tree(t, map[string]string{"f.txt": content})
+	td := newTD(t, filesystem.Config{Root: dir, MaxReadBytes: filesystem.MinReadBytes})
+	var b strings.Builder
+	offset := 0.0
+	for i := 0; ; i++ {
+		if i > len(content) {
+			t.Fatal("reading does not progress")
+		}
+		got := mustCall(t, td, "read_file", map[string]any{"path": "f.txt", "offset": offset})
+		b.WriteString(got["content"].(string))
+		if got["truncated"] != true {
+			break
+		}
+		offset = got["next_offset"].(float64)
+	}
+	if b.String() != content {
+		t.Errorf("chunks joined to %q, want %q", b.String(), content)
+	}
+}
+
+func TestWriteFile(t *testing.T) {
+	dir := tree(t, map[string]string{"old.txt": "old", "sub/": "", "file": "f"})
+	if err := os.Chmod(filepath.Join(dir, "old.txt"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("old.txt", filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	td := newTD(t, filesystem.Config{Root: dir})
+	tests := []struct {
+		name     string
+		args     map[string]any
+		want     map[string]any
+		wantErr  string
+		file     string // host path relative to dir
+		wantData string
+	}{
+		{name: "new with parents", args: map[string]any{"path": "a/b/c.txt", "content": "héllo"}, want: map[string]any{"path": "a/b/c.txt", "bytes_written": 6.0, "created": true}, file: "a/b/c.txt", wantData: "héllo"},
+		{name: "overwrite", args: map[string]any{"path": "old.txt", "content": "new"}, want: map[string]any{"path": "old.txt", "bytes_written": 3.0, "created": false}, file: "old.txt", wantData: "new"},
+		{name: "empty", args: map[string]any{"path": "sub/empty.txt", "content": ""}, want: map[string]any{"path": "sub/empty.txt", "bytes_written": 0.0, "created": true}, file: "sub/empty.txt", wantData: ""},
+		{name: "base64", args: map[string]any{"path": "bin", "content": "AAEC/w==", "encoding": "base64"}, want: map[string]any{"path": "bin", "bytes_written": 4.0, "created": true}, file: "bin", wantData: "\x00\x01\x02\xff"},
+		{name: "base64 unpadded", args: map[string]any{"path": "bin2", "content": "AAEC/w", "encoding": "base64"}, want: map[string]any{"path": "bin2", "bytes_written": 4.0, "created": true}, file: "bin2", wantData: "\x00\x01\x02\xff"},
+		{name: "absolute inside", args: map[string]any{"path": filepath.ToSlash(filepath.Join(dir, "abs.txt")), "content": "x"}, want: map[string]any{"path": "abs.txt", "bytes_written": 1.0, "created": true}, file: "abs.txt", wantData: "x"},
+		{name: "invalid base64", args: map[string]any{"path": "bad", "content": "!!!", "encoding": "base64"}, wantErr: "content is not valid base64"},
+		{name: "directory", args: map[string]any{"path": "sub", "content": "x"}, wantErr: `"sub" is a directory; write to a file path inside it`},
+		{name: "root", args: map[string]any{"path": ".", "content": "x"}, wantErr: "names the root directory itself"},
+		{name: "file in the way", args: map[string]any{"path": "file/x.txt", "content": "x"}, wantErr: `cannot create directory "file": a file is in the way`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := call(t, td, "write_file", tc.args)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Errorf("error = %v, want it to contain %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("write_file (-want +got):\n%s", diff)
+			}
+			if data := readHost(t, filepath.Join(dir, filepath.FromSlash(tc.file))); data != tc.wantData {
+				t.Errorf("file holds %q, want %q", data, tc.wantData)
+			}
+		})
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "old.txt")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("overwritten file mode = %v, %v; want the old -rw-------", fi.Mode(), err)
+	}
+
+	// A link inside the root is written through; the link stays a link.
+	mustCall(t, td, "write_file", map[string]any{"path": "link", "content": "via link"})
+	if got := readHost(t, filepath.Join(dir, "old.txt")); got != "via link" {
+		t.Errorf("write through a link: target holds %q", got)
+	}
+	if fi, err := os.Lstat(filepath.Join(dir, "link")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was replaced: %v, %v", fi, err)
+	}
+
+	// No temporary file is left behind, successful or not.
+	err := filepath.WalkDir(dir, func(p string, de os.DirEntry, err error) error {
+		if strings.Contains(de.Name(), ".mcs-write-") {
+			t.Errorf("temporary file left: %s", p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestWriteFileAtomic reads a file while it is rewritten: every read sees one
+// whole version, never a mix or a truncated file.
+func TestWriteFileAtomic(t *testing.T) {
+	versions := []string{strings.Repeat("A", 64<<10), strings.Repeat("B", 64<<10)}
+	dir := tree(t, map[string]string{"f.txt": versions[0]})
+	td := newTD(t, filesystem.Config{Root: dir})
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	wg.Go(func() {
+		defer close(done)
+		for i := range 40 {
+			if _, err := td.ExecuteTool(context.Background(), "write_file", map[string]any{"path": "f.txt", "content": versions[i%2]}); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	})
+	reads := 0
+	for {
+		select {
+		case <-done:
+			wg.Wait()
+			if reads == 0 {
+				t.Error("no read ran")
+			}
+			return
+		default:
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "f.txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := string(b); s != versions[0] && s != versions[1] {
+			t.Fatalf("read a partial file of %d bytes", len(b))
+		}
+		reads++
+	}
+}
+
+func TestSearchFiles(t *testing.T) {
+	dir := tree(t, map[string]string{
+		"a.txt":           "a",
+		"b.md":            "b",
+		"docs/c.txt":      "cc",
+		"docs/deep/d.txt": "ddd",
+		"docs/deep/e.md":  "e",
+		"src/main.go":     "go",
+		"src/x/y/z.go":    "go",
+		"txt/":            "",
+	})
+	outside := tree(t, map[string]string{"hidden.txt": "secret"})
+	if err := os.Symlink(outside, filepath.Join(dir, "out")); err != nil {
+		t.Fatal(err)
+	}
+	td := newTD(t, filesystem.Config{Root: dir})
+	paths := func(res map[string]any) []string {
+		var out []string
+		for _, m := range res["matches"].([]any) {
+			out = append(out, m.(map[string]any)["path"].(string))
+		}
+		return out
+	}
+	tests := []struct {
+		name    string
+		args    map[string]any
+		want    []string
+		wantErr string
+	}{
+		{name: "name at any depth", args: map[string]any{"pattern": "*.txt"}, want: []string{"a.txt", "docs/c.txt", "docs/deep/d.txt"}},
+		{name: "in a directory", args: map[string]any{"path": "docs", "pattern": "*.md"}, want: []string{"docs/deep/e.md"}},
+		{name: "double star", args: map[string]any{"pattern": "src/**/*.go"}, want: []string{"src/main.go", "src/x/y/z.go"}},
+		{name: "anchored", args: map[string]any{"pattern": "docs/*.txt"}, want: []string{"docs/c.txt"}},
+		{name: "directory name", args: map[string]any{"pattern": "deep"}, want: []string{"docs/deep"}},
+		{name: "class", args: map[string]any{"pattern": "[ab].*"}, want: []string{"a.txt", "b.md"}},
+		{name: "relative to path", args: map[string]any{"path": "src", "pattern": "x/**"}, want: []string{"src/x", "src/x/y", "src/x/y/z.go"}},
+		{name: "link not followed", args: map[string]any{"pattern": "hidden.txt"}, want: nil},
+		{name: "link listed as such", args: map[string]any{"pattern": "out"}, want: []string{"out"}},
+		{name: "no match", args: map[string]any{"pattern": "*.pdf"}, want: nil},
+		{name: "bad pattern", args: map[string]any{"pattern": "[a-"}, wantErr: `pattern "[a-" is not a valid glob`},
+		{name: "empty pattern", args: map[string]any{"pattern": " "}, wantErr: "pattern is empty"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := call(t, td, "search_files", tc.args)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Errorf("error = %v, want it to contain %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, paths(got)); diff != "" {
+				t.Errorf("matches (-want +got):\n%s", diff)
+			}
+			if got["truncated"] != false || got["count"] != float64(len(tc.want)) {
+				t.Errorf("truncated %v, count %v", got["truncated"], got["count"])
+			}
+		})
+	}
+	got := mustCall(t, td, "search_files", map[string]any{"pattern": "z.go"})
+	want := map[string]any{"path": ".", "pattern": "z.go", "count": 1.0, "truncated": false,
+		"matches": []any{map[string]any{"path": "src/x/y/z.go", "type": "file", "size": 2.0}}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("search_files (-want +got):\n%s", diff)
+	}
+	for _, tc := range []struct{ path, want string }{{"missing", "not found"}, {"a.txt", "not a directory"}} {
+		got := mustCall(t, td, "search_files", map[string]any{"path": tc.path, "pattern": "*"})
+		if got["error"] != tc.want {
+			t.Errorf("search_files in %q: %v, want error %q", tc.path, got, tc.want)
+		}
+	}
+}
+
+func TestSearchFilesTruncates(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 6 {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%d.txt", i)), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name            string
+		results, visits int
+		count           float64
+		notice          string
+	}{
+		{"results", 5, 100, 5, "only the first 5 matches are listed"},
+		{"visits", 100, 3, 3, "the search stopped after looking at 3 entries"},
+		{"exactly at the limit", 6, 100, 6, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			td := newTD(t, filesystem.Config{Root: dir})
+			filesystem.SetLimits(td, 1000, tc.results, tc.visits)
+			got := mustCall(t, td, "search_files", map[string]any{"pattern": "*.txt"})
+			notice, _ := got["notice"].(string)
+			if got["count"] != tc.count || got["truncated"] != (tc.notice != "") || !strings.Contains(notice, tc.notice) {
+				t.Errorf("count %v, truncated %v, notice %q", got["count"], got["truncated"], notice)
+			}
+		})
+	}
+}
+
+func TestFileInfo(t *testing.T) {
+	dir := tree(t, map[string]string{"f.txt": "four", "d/": ""})
+	if err := os.Chmod(filepath.Join(dir, "f.txt"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("f.txt", filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	td := newTD(t, filesystem.Config{Root: dir})
+	drop := func(m map[string]any) map[string]any {
+		if _, ok := m["modified"].(string); !ok && m["error"] == nil {
+			t.Errorf("no modification time in %v", m)
+		}
+		delete(m, "modified")
+		return m
+	}
+	tests := []struct {
+		path string
+		want map[string]any
+	}{
+		{"f.txt", map[string]any{"path": "f.txt", "type": "file", "size": 4.0, "mode": "-rw-r-----"}},
+		{"d", map[string]any{"path": "d", "type": "directory", "mode": "-rwxr-xr-x"}},
+		{".", map[string]any{"path": ".", "type": "directory", "mode": "-rwxr-xr-x"}},
+		{"link", map[string]any{"path": "link", "type": "file", "size": 4.0, "mode": "-rw-r-----", "symlink": true, "target": "f.txt"}},
+		{"nope", map[string]any{"path": "nope", "error": "not found", "hint": "call list_directory on the parent directory to see what exists"}},
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range tests {
+		t.Run(tc.path, func(t *testing.T) {
+			got := drop(mustCall(t, td, "file_info", map[string]any{"path": tc.path}))
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("file_info (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestMakeDirectory(t *testing.T) {
+	dir := tree(t, map[string]string{"f": "x", "d/": ""})
+	td := newTD(t, filesystem.Config{Root: dir})
+	tests := []struct {
+		path    string
+		want    map[string]any
+		wantErr string
+	}{
+		{path: "a/b/c", want: map[string]any{"path": "a/b/c", "created": true}},
+		{path: "d", want: map[string]any{"path": "d", "created": false}},
+		{path: ".", want: map[string]any{"path": ".", "created": false}},
+		{path: "f", wantErr: `"f" exists and is not a directory`},
+		{path: "f/sub", wantErr: `cannot create directory "f/sub": a file is in the way`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.path, func(t *testing.T) {
+			got, err := call(t, td, "make_directory", map[string]any{"path": tc.path})
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Errorf("error = %v, want it to contain %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("make_directory (-want +got):\n%s", diff)
+			}
+			if fi, err := os.Stat(filepath.Join(dir, filepath.FromSlash(tc.path))); err != nil || !fi.IsDir() {
+				t.Errorf("no directory at %q: %v", tc.path, err)
+			}
+		})
+	}
+}
+
+func TestMoveFile(t *testing.T) {
+	dir := tree(t, map[string]string{"a.txt": "a", "b.txt": "b", "d/x.txt": "x"})
+	if err := os.Symlink("a.txt", filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	td := newTD(t, filesystem.Config{Root: dir})
+	tests := []struct {
+		name     string
+		from, to string
+		want     map[string]any
+		wantErr  string
+		exists   []string
+		gone     []string
+	}{
+		{name: "rename", from: "a.txt", to: "c.txt", want: map[string]any{"from": "a.txt", "to": "c.txt", "moved": true}, exists: []string{"c.txt"}, gone: []string{"a.txt"}},
+		{name: "into new directories", from: "c.txt", to: "n/m/c.txt", want: map[string]any{"from": "c.txt", "to": "n/m/c.txt", "moved": true}, exists: []string{"n/m/c.txt"}, gone: []string{"c.txt"}},
+		{name: "directory", from: "d", to: "e", want: map[string]any{"from": "d", "to": "e", "moved": true}, exists: []string{"e/x.txt"}, gone: []string{"d"}},
+		{name: "link itself", from: "link", to: "link2", want: map[string]any{"from": "link", "to": "link2", "moved": true}, exists: []string{"link2"}, gone: []string{"link"}},
+		{name: "missing source", from: "nope", to: "x", want: map[string]any{"path": "nope", "error": "not found", "hint": "call list_directory on the parent directory to see what exists"}},
+		{name: "destination exists", from: "b.txt", to: "e/x.txt", wantErr: `destination "e/x.txt" exists; choose another name, or delete it first`, exists: []string{"b.txt"}},
+		{name: "into itself", from: "e", to: "e/sub", wantErr: `cannot move "e" into itself`},
+		{name: "root", from: ".", to: "x", wantErr: "names the root directory itself"},
+		{name: "onto root", from: "b.txt", to: "./", wantErr: "names the root directory itself"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := call(t, td, "move_file", map[string]any{"from": tc.from, "to": tc.to})
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Errorf("error = %v, want it to contain %q", err, tc.wantErr)
+				}
+			} else if err != nil {
+				t.Fatal(err)
+			} else if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("move_file (-want +got):\n%s", diff)
+			}
+			for _, p := range tc.exists {
+				if _, err := os.Lstat(filepath.Join(dir, p)); err != nil {
+					t.Errorf("%s: %v", p, err)
+				}
+			}
+			for _, p := range tc.gone {
+				if _, err := os.Lstat(filepath.Join(dir, p)); !os.IsNotExist(err) {
+					t.Errorf("%s still exists", p)
+				}
+			}
+		})
+	}
+	if got := readHost(t, filepath.Join(dir, "n/m/c.txt")); got != "a" {
+		t.Errorf("moved file holds %q", got)
+	}
+}
+
+func TestDeleteFile(t *testing.T) {
+	dir := tree(t, map[string]string{"a.txt": "a", "empty/": "", "full/x": "x"})
+	if err := os.Symlink("a.txt", filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	td := newTD(t, filesystem.Config{Root: dir, AllowDelete: true})
+	tests := []struct {
+		path    string
+		want    map[string]any
+		wantErr string
+	}{
+		{path: "link", want: map[string]any{"path": "link", "deleted": true, "type": "symlink"}},
+		{path: "a.txt", want: map[string]any{"path": "a.txt", "deleted": true, "type": "file"}},
+		{path: "empty", want: map[string]any{"path": "empty", "deleted": true, "type": "directory"}},
+		{path: "full", wantErr: `directory "full" is not empty; delete its entries first`},
+		{path: "nope", want: map[string]any{"path": "nope", "error": "not found", "hint": "call list_directory on the parent directory to see what exists"}},
+		{path: ".", wantErr: "names the root directory itself"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.path, func(t *testing.T) {
+			got, err := call(t, td, "delete_file", map[string]any{"path": tc.path})
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Errorf("error = %v, want it to contain %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("delete_file (-want +got):\n%s", diff)
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Join(dir, "full", "x")); err != nil {
+		t.Errorf("a refused delete removed content: %v", err)
+	}
+}
+
+// pathCalls are the calls of every tool with the model-supplied path p.
+func pathCalls(p string) []struct {
+	tool   string
+	args   map[string]any
+	writes bool
+} {
+	return []struct {
+		tool   string
+		args   map[string]any
+		writes bool
+	}{
+		{"list_directory", map[string]any{"path": p}, false},
+		{"read_file", map[string]any{"path": p}, false},
+		{"read_file", map[string]any{"path": p, "encoding": "base64"}, false},
+		{"file_info", map[string]any{"path": p}, false},
+		{"search_files", map[string]any{"path": p, "pattern": "*"}, false},
+		{"write_file", map[string]any{"path": p, "content": "pwned"}, true},
+		{"write_file", map[string]any{"path": p + "/new.txt", "content": "pwned"}, true},
+		{"make_directory", map[string]any{"path": p}, true},
+		{"move_file", map[string]any{"from": p, "to": "moved"}, true},
+		{"move_file", map[string]any{"from": "notes.txt", "to": p}, true},
+		{"delete_file", map[string]any{"path": p}, true},
+	}
+}
+
+func TestEscapeSuite(t *testing.T) {
+	env := confinetest.New(t)
+	td := newTD(t, filesystem.Config{Root: env.Root, AllowDelete: true})
+	// The directory to be swapped works before the swap.
+	if got := mustCall(t, td, "read_file", map[string]any{"path": "swap/ok.csv"}); got["content"] != "a,b\n1,2\n" {
+		t.Fatalf("read swap/ok.csv before the swap: %v", got)
+	}
+	for _, tc := range env.Cases() {
+		t.Run(tc.Name, func(t *testing.T) {
+			if tc.Setup != nil {
+				tc.Setup(t)
+			}
+			for _, c := range pathCalls(tc.Path) {
+				if c.writes && tc.System {
+					continue
+				}
+				res, err := td.ExecuteTool(context.Background(), c.tool, c.args)
+				var ce *confine.Error
+				if !errors.As(err, &ce) {
+					t.Errorf("%s(%q): result %v, error %v; want a refused path", c.tool, c.args, res, err)
+					continue
+				}
+				b, _ := json.Marshal(res)
+				if msg := err.Error() + string(b); strings.Contains(msg, confinetest.Secret) || strings.Contains(msg, "pwned") {
+					t.Errorf("%s(%q) leaks: %s", c.tool, c.args, msg)
+				}
+			}
+		})
+	}
+	env.CheckOutside(t)
+	if got := readHost(t, filepath.Join(env.Root, "notes.txt")); got != "hello\n" {
+		t.Errorf("notes.txt inside the root changed to %q", got)
+	}
+}
+
+func TestSwappedDirectoryBetweenCalls(t *testing.T) {
+	env := confinetest.New(t)
+	d, err := filesystem.New(filesystem.Config{Root: env.Root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	ctx := context.Background()
+	resp := d.ProcessLLMResponse(ctx, `{"tool":"list_directory","arguments":{"path":"swap"}}`)
+	if !resp.CallExecuted || resp.CallFailed {
+		t.Fatalf("list swap before the swap: %+v", resp)
+	}
+	env.SwapDir(t)
+	for _, call := range []string{
+		`{"tool":"list_directory","arguments":{"path":"swap"}}`,
+		`{"tool":"read_file","arguments":{"path":"swap/secret.csv"}}`,
+		`{"tool":"write_file","arguments":{"path":"swap/new.txt","content":"x"}}`,
+		`{"tool":"search_files","arguments":{"path":"swap","pattern":"*"}}`,
+	} {
+		resp := d.ProcessLLMResponse(ctx, call)
+		if resp.CallExecuted || !resp.CallFailed || len(resp.Calls) != 1 {
+			t.Errorf("%s after the swap: %+v", call, resp)
+			continue
+		}
+		var ce *confine.Error
+		if !errors.As(resp.Calls[0].Err, &ce) || ce.Kind != confine.KindSymlink {
+			t.Errorf("%s: error %v, want a refused symbolic link", call, resp.Calls[0].Err)
+		}
+		if !strings.Contains(resp.RetryPrompt, "leads outside the root") {
+			t.Errorf("retry prompt does not explain: %q", resp.RetryPrompt)
+		}
+	}
+	// The swapped link is listed in the root, but its target is not followed.
+	got := mustCall(t, d, "search_files", map[string]any{"pattern": "secret.csv"})
+	if got["count"] != 0.0 {
+		t.Errorf("search found files through the swapped link: %v", got)
+	}
+	env.CheckOutside(t)
+}
+
+func TestNoAbsolutePathsInResults(t *testing.T) {
+	env := confinetest.New(t)
+	td := newTD(t, filesystem.Config{Root: env.Root, AllowDelete: true})
+	abs := filepath.ToSlash(env.Root)
+	calls := []struct {
+		tool string
+		args map[string]any
+	}{
+		{"list_directory", map[string]any{"path": abs}},
+		{"list_directory", map[string]any{"path": "."}},
+		{"read_file", map[string]any{"path": abs + "/notes.txt"}},
+		{"read_file", map[string]any{"path": abs + "/missing"}},
+		{"file_info", map[string]any{"path": abs + "/link_in_abs"}},
+		{"search_files", map[string]any{"path": abs, "pattern": "*"}},
+		{"write_file", map[string]any{"path": abs + "/w.txt", "content": "x"}},
+		{"make_directory", map[string]any{"path": abs + "/dir"}},
+		{"move_file", map[string]any{"from": abs + "/w.txt", "to": abs + "/dir/w.txt"}},
+		{"delete_file", map[string]any{"path": abs + "/dir/w.txt"}},
+	}
+	for _, c := range calls {
+		res, err := td.ExecuteTool(context.Background(), c.tool, c.args)
+		if err != nil {
+			t.Errorf("%s(%v): %v", c.tool, c.args, err)
+			continue
+		}
+		b, _ := json.Marshal(res)
+		if bytes.Contains(b, []byte(env.Base)) {
+			t.Errorf("%s(%v) shows an absolute host path: %s", c.tool, c.args, b)
+		}
+	}
+}
+
+func TestContextCanceled(t *testing.T) {
+	dir := tree(t, map[string]string{"a.txt": "a"})
+	td := newTD(t, filesystem.Config{Root: dir})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, tool := range []string{"read_file", "write_file"} {
+		_, err := td.ExecuteTool(ctx, tool, map[string]any{"path": "a.txt", "content": "b"})
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("%s with a canceled context: %v", tool, err)
+		}
+	}
+	if got := readHost(t, filepath.Join(dir, "a.txt")); got != "a" {
+		t.Errorf("a canceled write changed the file to %q", got)
+	}
+}
+
+func TestClose(t *testing.T) {
+	dir := tree(t, map[string]string{"a.txt": "a"})
+	d, err := filesystem.New(filesystem.Config{Root: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.ExecuteTool(context.Background(), "read_file", map[string]any{"path": "a.txt"}); err == nil {
+		t.Error("read_file after Close succeeded")
+	}
+}
+
+func TestConcurrentCalls(t *testing.T) {
+	dir := tree(t, map[string]string{"a.txt": "a", "d/b.txt": "b"})
+	d, err := filesystem.New(filesystem.Config{Root: dir, AllowDelete: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for i := range 8 {
+		wg.Go(func() {
+			name := fmt.Sprintf("w%d/f.txt", i)
+			steps := []struct {
+				tool string
+				args map[string]any
+			}{
+				{"write_file", map[string]any{"path": name, "content": name}},
+				{"read_file", map[string]any{"path": name}},
+				{"list_directory", map[string]any{"path": "."}},
+				{"search_files", map[string]any{"pattern": "*.txt"}},
+				{"file_info", map[string]any{"path": "a.txt"}},
+				{"move_file", map[string]any{"from": name, "to": name + ".moved"}},
+				{"delete_file", map[string]any{"path": name + ".moved"}},
+			}
+			for _, s := range steps {
+				if _, err := d.ExecuteTool(context.Background(), s.tool, s.args); err != nil {
+					errs <- fmt.Errorf("%s: %w", s.tool, err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}

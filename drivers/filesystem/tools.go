@@ -1,0 +1,636 @@
+package filesystem
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/mcs-go/mcs"
+	"github.com/mcs-go/mcs/internal/confine"
+)
+
+// Limits of the listing tools.
+const (
+	maxListEntries   = 1000    // entries list_directory returns
+	maxSearchResults = 1000    // matches search_files returns
+	maxSearchVisits  = 100_000 // entries search_files looks at
+)
+
+type toolDef struct {
+	tool   mcs.Tool
+	writes bool
+	run    func(d *ToolDriver, ctx context.Context, args map[string]any) (any, error)
+}
+
+var (
+	pathParam = func(desc string, required bool) mcs.Parameter {
+		return mcs.Parameter{Name: "path", Description: desc, Required: required, Schema: map[string]any{"type": "string"}}
+	}
+	encodingParam = func(desc string) mcs.Parameter {
+		return mcs.Parameter{Name: "encoding", Description: desc, Schema: map[string]any{"type": "string", "enum": []any{"utf-8", "base64"}}}
+	}
+)
+
+// toolDefs returns every tool of the driver, in the published order.
+func toolDefs(maxRead int64) []*toolDef {
+	return []*toolDef{
+		{
+			tool: mcs.Tool{
+				Name:        "list_directory",
+				Title:       "List a directory",
+				Description: fmt.Sprintf("List the entries of a directory, sorted by name, with their type (file, directory, symlink, other) and size in bytes. At most %d entries are returned.", maxListEntries),
+				Parameters:  []mcs.Parameter{pathParam(`Directory path relative to the root; "." (the default) is the root itself.`, false)},
+			},
+			run: (*ToolDriver).listDirectory,
+		},
+		{
+			tool: mcs.Tool{
+				Name:  "read_file",
+				Title: "Read a file",
+				Description: fmt.Sprintf("Read a file. UTF-8 text is returned as content; a binary file is reported as binary with its size unless encoding is \"base64\". "+
+					"At most %d bytes are returned per call: a longer file is cut, and the result gives next_offset, to pass as offset to read on.", maxRead),
+				Parameters: []mcs.Parameter{
+					pathParam("File path relative to the root.", true),
+					encodingParam(`"utf-8" (default) for text, "base64" for the raw bytes of any file.`),
+					{Name: "offset", Description: "Byte offset to start reading at (default 0).", Schema: map[string]any{"type": "integer", "minimum": 0}},
+				},
+			},
+			run: (*ToolDriver).readFile,
+		},
+		{
+			tool: mcs.Tool{
+				Name:  "search_files",
+				Title: "Search files by name",
+				Description: fmt.Sprintf(`Find files and directories below a directory whose path matches a glob pattern, recursively. A pattern without "/" (such as "*.txt") matches names at any depth; `+
+					`a pattern with "/" matches the path relative to the directory, "**" standing for any number of directories (such as "src/**/*.go"). At most %d results; the result says when it was cut.`, maxSearchResults),
+				Parameters: []mcs.Parameter{
+					pathParam(`Directory to search, relative to the root; "." (the default) is the root.`, false),
+					{Name: "pattern", Description: `Glob pattern: "*" any characters but "/", "?" one character, "[abc]" a class, "**" any directories.`, Required: true, Schema: map[string]any{"type": "string"}},
+				},
+			},
+			run: (*ToolDriver).searchFiles,
+		},
+		{
+			tool: mcs.Tool{
+				Name:        "file_info",
+				Title:       "File information",
+				Description: "Report the type, size, permissions and modification time of a file or directory; for a symbolic link also its target.",
+				Parameters:  []mcs.Parameter{pathParam("Path relative to the root.", true)},
+			},
+			run: (*ToolDriver).fileInfo,
+		},
+		{
+			writes: true,
+			tool: mcs.Tool{
+				Name:        "write_file",
+				Title:       "Write a file",
+				Description: "Write content to a file, replacing it if it exists. Missing parent directories are created; the file is replaced atomically, so it is never left half-written. Reports the bytes written.",
+				Parameters: []mcs.Parameter{
+					pathParam("File path relative to the root.", true),
+					{Name: "content", Description: "The content to write.", Required: true, Schema: map[string]any{"type": "string"}},
+					encodingParam(`"utf-8" (default) writes content as text, "base64" decodes it first.`),
+				},
+			},
+			run: (*ToolDriver).writeFile,
+		},
+		{
+			writes: true,
+			tool: mcs.Tool{
+				Name:        "make_directory",
+				Title:       "Create a directory",
+				Description: "Create a directory and any missing parent directories. An existing directory is not an error.",
+				Parameters:  []mcs.Parameter{pathParam("Directory path relative to the root.", true)},
+			},
+			run: (*ToolDriver).makeDirectory,
+		},
+		{
+			writes: true,
+			tool: mcs.Tool{
+				Name:        "move_file",
+				Title:       "Move or rename",
+				Description: "Move or rename a file or directory. The destination must not exist; its missing parent directories are created.",
+				Parameters: []mcs.Parameter{
+					{Name: "from", Description: "Existing path relative to the root.", Required: true, Schema: map[string]any{"type": "string"}},
+					{Name: "to", Description: "New path relative to the root.", Required: true, Schema: map[string]any{"type": "string"}},
+				},
+			},
+			run: (*ToolDriver).moveFile,
+		},
+		{
+			writes: true,
+			tool: mcs.Tool{
+				Name:        "delete_file",
+				Title:       "Delete a file",
+				Description: "Delete a file, a symbolic link (not its target) or an empty directory.",
+				Parameters:  []mcs.Parameter{pathParam("Path relative to the root.", true)},
+			},
+			run: (*ToolDriver).deleteFile,
+		},
+	}
+}
+
+func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
+func isNotDir(err error) bool   { return errors.Is(err, syscall.ENOTDIR) }
+
+// stringArg returns the string argument name, or def when it is absent.
+func stringArg(args map[string]any, name, def string) string {
+	if s, ok := args[name].(string); ok {
+		return s
+	}
+	return def
+}
+
+// typeName names the type of a file mode for results.
+func typeName(m fs.FileMode) string {
+	switch {
+	case m.IsRegular():
+		return "file"
+	case m.IsDir():
+		return "directory"
+	case m&fs.ModeSymlink != 0:
+		return "symlink"
+	}
+	return "other"
+}
+
+// displayPath is the cleaned form of a model-supplied path, for results.
+func (d *ToolDriver) displayPath(p string) string {
+	c, err := d.root.Clean(p)
+	if err != nil {
+		return p
+	}
+	return c
+}
+
+// osName converts a resolved root-relative path for *os.Root.
+func osName(rel string) string { return filepath.FromSlash(rel) }
+
+func (d *ToolDriver) listDirectory(ctx context.Context, args map[string]any) (any, error) {
+	p := stringArg(args, "path", ".")
+	rel, err := d.root.Resolve(p)
+	if err != nil {
+		if res, ok := errorResult(p, err); ok {
+			return res, nil
+		}
+		return nil, err
+	}
+	shown := d.displayPath(p)
+	f, err := d.root.OS().Open(osName(rel))
+	if err != nil {
+		err = confine.Classify(err, p)
+		if res, ok := errorResult(shown, err); ok {
+			return res, nil
+		}
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.IsDir() {
+		return map[string]any{"path": shown, "error": "not a directory", "hint": "call read_file or file_info for a file"}, nil
+	}
+	// Keep the first maxListEntries names in order without holding a huge
+	// directory in memory: read in batches, trim whenever the buffer doubles.
+	var kept []fs.DirEntry
+	total := 0
+	for {
+		batch, err := f.ReadDir(256)
+		total += len(batch)
+		kept = append(kept, batch...)
+		if len(kept) > 2*d.limits.listEntries {
+			kept = firstByName(kept, d.limits.listEntries)
+		}
+		if err == io.EOF || (err == nil && len(batch) == 0) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read directory %q: %w", shown, err)
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, context.Cause(ctx)
+		}
+	}
+	kept = firstByName(kept, d.limits.listEntries)
+	entries := make([]any, 0, len(kept))
+	for _, de := range kept {
+		e := map[string]any{"name": de.Name(), "type": typeName(de.Type())}
+		if info, err := de.Info(); err == nil && info.Mode().IsRegular() {
+			e["size"] = info.Size()
+		}
+		if de.Type()&fs.ModeSymlink != 0 {
+			d.describeLink(e, path.Join(rel, de.Name()))
+		}
+		entries = append(entries, e)
+	}
+	res := map[string]any{"path": shown, "entries": entries, "count": total}
+	if total > len(kept) {
+		res["truncated"] = true
+		res["notice"] = fmt.Sprintf("only the first %d of %d entries are listed; use search_files to find specific names", len(kept), total)
+	}
+	return res, nil
+}
+
+// firstByName sorts entries by name and keeps the first n.
+func firstByName(entries []fs.DirEntry, n int) []fs.DirEntry {
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	if len(entries) > n {
+		clear(entries[n:])
+		entries = entries[:n]
+	}
+	return entries
+}
+
+// describeLink adds the target of the symbolic link at rel to e: its root-relative
+// path when it lies inside the root, a note otherwise.
+func (d *ToolDriver) describeLink(e map[string]any, rel string) {
+	target, err := d.root.Resolve(rel)
+	var ce *confine.Error
+	switch {
+	case errors.As(err, &ce):
+		e["note"] = "link target refused: " + string(ce.Kind)
+	case err != nil:
+		e["note"] = "link target unavailable"
+	default:
+		e["target"] = target
+		if _, err := d.root.Stat(target); err != nil {
+			e["note"] = "link target missing"
+		}
+	}
+}
+
+func (d *ToolDriver) readFile(_ context.Context, args map[string]any) (any, error) {
+	p := stringArg(args, "path", "")
+	enc, err := encodingArg(args)
+	if err != nil {
+		return nil, err
+	}
+	offset, _ := args["offset"].(int64)
+	rel, err := d.root.Resolve(p)
+	if err != nil {
+		if res, ok := errorResult(p, err); ok {
+			return res, nil
+		}
+		return nil, err
+	}
+	shown := d.displayPath(p)
+	f, fi, err := d.root.OpenRegular(rel)
+	switch {
+	case errors.Is(err, confine.ErrIsDirectory):
+		return map[string]any{"path": shown, "error": "is a directory", "hint": "call list_directory to see its entries"}, nil
+	case err != nil:
+		if res, ok := errorResult(shown, err); ok {
+			return res, nil
+		}
+		return nil, err
+	}
+	defer f.Close()
+	size := fi.Size()
+	if offset > size {
+		return nil, fmt.Errorf("offset %d is past the end of %q, which has %d bytes", offset, shown, size)
+	}
+	n := min(d.cfg.MaxReadBytes, size-offset)
+	buf := make([]byte, n)
+	got, err := f.ReadAt(buf, offset)
+	if err != nil && err != io.EOF {
+		return nil, fmt.Errorf("read %q: %w", shown, err)
+	}
+	buf = buf[:got]
+	if enc == "utf-8" {
+		if offset > 0 {
+			// Start on a character boundary.
+			skip := 0
+			for skip < len(buf) && skip < utf8.UTFMax-1 && !utf8.RuneStart(buf[skip]) {
+				skip++
+			}
+			buf, offset = buf[skip:], offset+int64(skip)
+		}
+		if offset+int64(len(buf)) < size {
+			buf = trimPartialRune(buf)
+		}
+		if bytes.IndexByte(buf, 0) >= 0 || !utf8.Valid(buf) {
+			return map[string]any{
+				"path":   shown,
+				"size":   size,
+				"binary": true,
+				"hint":   fmt.Sprintf(`this is a binary file of %d bytes; call read_file with encoding "base64" to read its bytes`, size),
+			}, nil
+		}
+	}
+	res := map[string]any{"path": shown, "size": size, "encoding": enc, "offset": offset, "truncated": false}
+	if enc == "base64" {
+		res["content"] = base64.StdEncoding.EncodeToString(buf)
+	} else {
+		res["content"] = string(buf)
+	}
+	if end := offset + int64(len(buf)); end < size {
+		res["truncated"] = true
+		res["next_offset"] = end
+		res["notice"] = fmt.Sprintf("[cut: bytes %d to %d of %d shown; call read_file with offset %d to read on]", offset, end, size, end)
+	}
+	return res, nil
+}
+
+// trimPartialRune drops an incomplete UTF-8 sequence at the end of b.
+func trimPartialRune(b []byte) []byte {
+	for i := 1; i <= utf8.UTFMax && i <= len(b); i++ {
+		c := b[len(b)-i]
+		if !utf8.RuneStart(c) {
+			continue
+		}
+		if !utf8.FullRune(b[len(b)-i:]) {
+			return b[:len(b)-i]
+		}
+		break
+	}
+	return b
+}
+
+func encodingArg(args map[string]any) (string, error) {
+	switch e := strings.ToLower(strings.TrimSpace(stringArg(args, "encoding", ""))); e {
+	case "", "utf-8", "utf8", "text":
+		return "utf-8", nil
+	case "base64":
+		return "base64", nil
+	default:
+		return "", fmt.Errorf(`encoding %q is not supported; use "utf-8" or "base64"`, e)
+	}
+}
+
+func (d *ToolDriver) searchFiles(ctx context.Context, args map[string]any) (any, error) {
+	p := stringArg(args, "path", ".")
+	pattern := stringArg(args, "pattern", "")
+	m, err := compileGlob(pattern)
+	if err != nil {
+		return nil, err
+	}
+	rel, err := d.root.Resolve(p)
+	if err != nil {
+		if res, ok := errorResult(p, err); ok {
+			return res, nil
+		}
+		return nil, err
+	}
+	shown := d.displayPath(p)
+	fi, err := d.root.Stat(rel)
+	if err != nil {
+		if res, ok := errorResult(shown, err); ok {
+			return res, nil
+		}
+		return nil, err
+	}
+	if !fi.IsDir() {
+		return map[string]any{"path": shown, "error": "not a directory", "hint": "search_files searches below a directory"}, nil
+	}
+	matches := []any{}
+	visits := 0
+	truncated := ""
+	walkErr := fs.WalkDir(d.root.FS(), rel, func(name string, de fs.DirEntry, err error) error {
+		if err != nil {
+			if name == rel {
+				return err
+			}
+			return nil // an unreadable directory: skip it
+		}
+		if name == rel {
+			return nil
+		}
+		visits++
+		if visits%256 == 0 {
+			if err := ctx.Err(); err != nil {
+				return context.Cause(ctx)
+			}
+		}
+		if visits > d.limits.searchVisits {
+			truncated = fmt.Sprintf("the search stopped after looking at %d entries; search a smaller directory", d.limits.searchVisits)
+			return fs.SkipAll
+		}
+		under := name
+		if rel != "." {
+			under = name[len(rel)+1:]
+		}
+		if !m.match(under) {
+			return nil
+		}
+		if len(matches) == d.limits.searchResults {
+			truncated = fmt.Sprintf("only the first %d matches are listed; use a narrower pattern or directory", d.limits.searchResults)
+			return fs.SkipAll
+		}
+		e := map[string]any{"path": name, "type": typeName(de.Type())}
+		if de.Type().IsRegular() {
+			if info, err := de.Info(); err == nil {
+				e["size"] = info.Size()
+			}
+		}
+		matches = append(matches, e)
+		return nil
+	})
+	if walkErr != nil {
+		return nil, fmt.Errorf("search %q: %w", shown, confine.Classify(walkErr, p))
+	}
+	res := map[string]any{"path": shown, "pattern": pattern, "matches": matches, "count": len(matches), "truncated": truncated != ""}
+	if truncated != "" {
+		res["notice"] = truncated
+	}
+	return res, nil
+}
+
+func (d *ToolDriver) fileInfo(_ context.Context, args map[string]any) (any, error) {
+	p := stringArg(args, "path", "")
+	rel, err := d.root.ResolveNoFollow(p)
+	if err != nil {
+		if res, ok := errorResult(p, err); ok {
+			return res, nil
+		}
+		return nil, err
+	}
+	shown := d.displayPath(p)
+	fi, err := d.root.Lstat(rel)
+	if err != nil {
+		if res, ok := errorResult(shown, err); ok {
+			return res, nil
+		}
+		return nil, err
+	}
+	res := map[string]any{"path": shown}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		res["symlink"] = true
+		d.describeLink(res, rel)
+		if target, ok := res["target"].(string); ok {
+			if tfi, err := d.root.Stat(target); err == nil {
+				fi = tfi
+			}
+		}
+	}
+	res["type"] = typeName(fi.Mode())
+	if fi.Mode().IsRegular() {
+		res["size"] = fi.Size()
+	}
+	res["mode"] = fi.Mode().Perm().String()
+	res["modified"] = fi.ModTime().UTC().Format(time.RFC3339)
+	return res, nil
+}
+
+func (d *ToolDriver) writeFile(ctx context.Context, args map[string]any) (any, error) {
+	p := stringArg(args, "path", "")
+	content := stringArg(args, "content", "")
+	enc, err := encodingArg(args)
+	if err != nil {
+		return nil, err
+	}
+	data := []byte(content)
+	if enc == "base64" {
+		data, err = decodeBase64(content)
+		if err != nil {
+			return nil, err
+		}
+	}
+	rel, err := d.root.Resolve(p)
+	if err != nil {
+		return nil, err
+	}
+	if rel == "." {
+		return nil, &confine.Error{Path: p, Kind: confine.KindRootEntry}
+	}
+	created, err := d.writeAtomic(ctx, rel, data)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"path": d.displayPath(p), "bytes_written": len(data), "created": created}, nil
+}
+
+func decodeBase64(s string) ([]byte, error) {
+	s = strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\r' || r == ' ' || r == '\t' {
+			return -1
+		}
+		return r
+	}, s)
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		if b, err := enc.DecodeString(s); err == nil {
+			return b, nil
+		}
+	}
+	_, err := base64.StdEncoding.DecodeString(s)
+	return nil, fmt.Errorf(`content is not valid base64 (%v); send the bytes base64-encoded, or text with encoding "utf-8"`, err)
+}
+
+func (d *ToolDriver) makeDirectory(_ context.Context, args map[string]any) (any, error) {
+	p := stringArg(args, "path", "")
+	rel, err := d.root.Resolve(p)
+	if err != nil {
+		return nil, err
+	}
+	shown := d.displayPath(p)
+	if fi, err := d.root.Stat(rel); err == nil {
+		if !fi.IsDir() {
+			return nil, fmt.Errorf("%q exists and is not a directory", shown)
+		}
+		return map[string]any{"path": shown, "created": false}, nil
+	}
+	if err := d.mkdirAll(rel); err != nil {
+		return nil, err
+	}
+	return map[string]any{"path": shown, "created": true}, nil
+}
+
+// mkdirAll creates the directory rel and its parents, explaining the usual failure.
+func (d *ToolDriver) mkdirAll(rel string) error {
+	if rel == "." {
+		return nil
+	}
+	err := confine.Classify(d.root.OS().MkdirAll(osName(rel), 0o755), rel)
+	if err == nil {
+		return nil
+	}
+	var ce *confine.Error
+	if errors.As(err, &ce) {
+		return err
+	}
+	if isNotDir(err) || errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("cannot create directory %q: a file is in the way", rel)
+	}
+	return fmt.Errorf("create directory %q: %w", rel, err)
+}
+
+func (d *ToolDriver) moveFile(_ context.Context, args map[string]any) (any, error) {
+	from, to := stringArg(args, "from", ""), stringArg(args, "to", "")
+	src, err := d.root.ResolveNoFollow(from)
+	if err != nil {
+		if res, ok := errorResult(from, err); ok {
+			return res, nil
+		}
+		return nil, err
+	}
+	dst, err := d.root.ResolveNoFollow(to)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case src == ".":
+		return nil, &confine.Error{Path: from, Kind: confine.KindRootEntry}
+	case dst == ".":
+		return nil, &confine.Error{Path: to, Kind: confine.KindRootEntry}
+	}
+	shownFrom, shownTo := d.displayPath(from), d.displayPath(to)
+	if _, err := d.root.Lstat(src); err != nil {
+		if res, ok := errorResult(shownFrom, err); ok {
+			return res, nil
+		}
+		return nil, err
+	}
+	if dst == src || strings.HasPrefix(dst, src+"/") {
+		return nil, fmt.Errorf("cannot move %q into itself (%q)", shownFrom, shownTo)
+	}
+	if _, err := d.root.Lstat(dst); err == nil {
+		return nil, fmt.Errorf("destination %q exists; choose another name, or delete it first", shownTo)
+	}
+	if err := d.mkdirAll(path.Dir(dst)); err != nil {
+		return nil, err
+	}
+	if err := d.root.OS().Rename(osName(src), osName(dst)); err != nil {
+		return nil, fmt.Errorf("move %q to %q: %w", shownFrom, shownTo, confine.Classify(err, to))
+	}
+	return map[string]any{"from": shownFrom, "to": shownTo, "moved": true}, nil
+}
+
+func (d *ToolDriver) deleteFile(_ context.Context, args map[string]any) (any, error) {
+	p := stringArg(args, "path", "")
+	rel, err := d.root.ResolveNoFollow(p)
+	if err != nil {
+		if res, ok := errorResult(p, err); ok {
+			return res, nil
+		}
+		return nil, err
+	}
+	if rel == "." {
+		return nil, &confine.Error{Path: p, Kind: confine.KindRootEntry}
+	}
+	shown := d.displayPath(p)
+	fi, err := d.root.Lstat(rel)
+	if err != nil {
+		if res, ok := errorResult(shown, err); ok {
+			return res, nil
+		}
+		return nil, err
+	}
+	if err := d.root.OS().Remove(osName(rel)); err != nil {
+		if fi.IsDir() && (errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, fs.ErrExist)) {
+			return nil, fmt.Errorf("directory %q is not empty; delete its entries first", shown)
+		}
+		return nil, fmt.Errorf("delete %q: %w", shown, confine.Classify(err, p))
+	}
+	return map[string]any{"path": shown, "deleted": true, "type": typeName(fi.Mode())}, nil
+}

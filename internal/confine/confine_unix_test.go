@@ -1,0 +1,25 @@
+//go:build unix
+
+package confine_test
+
+import (
+	"errors"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/mcs-go/mcs/internal/confine"
+)
+
+func TestOpenRegularRefusesNamedPipe(t *testing.T) {
+	dir := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(dir, "pipe"), 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	r := openRoot(t, dir)
+	// Without the check the open would wait for a writer forever.
+	_, _, err := r.OpenRegular("pipe")
+	if !errors.Is(err, confine.ErrNotRegular) {
+		t.Errorf("OpenRegular(pipe) error = %v, want ErrNotRegular", err)
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !unix
+
+package confine
+
+const openNonblock = 0
