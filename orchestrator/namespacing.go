@@ -1,0 +1,89 @@
+package orchestrator
+
+import (
+	"context"
+	"strings"
+
+	"github.com/mcs-go/mcs"
+)
+
+// Separator joins a driver's label and a tool name under [Namespacing].
+const Separator = "__"
+
+// Namespacing returns the Layer that, with more than one driver, exposes every tool
+// of a driver as <label>__<tool> with its description prefixed "[<label>] ", and routes
+// calls by label. With one driver (or none) names and descriptions are unchanged.
+//
+// The layer presents each driver to the layers inside it under its exposed names, so
+// tools that an inner layer adds (such as get_tool_details) keep their own names and
+// see namespaced names, and nested orchestrators stack their prefixes:
+// outer__inner__tool, "[outer] [inner] text". Namespaced names can never collide with
+// each other; they are checked against the 64-character rule when a driver is added.
+// The result is safe for concurrent use.
+func Namespacing() Layer { return &namespacing{} }
+
+type namespacing struct {
+	views memo[[]Entry]
+}
+
+// view returns drivers as the inner layers see them: each driver behind its prefix
+// when there is more than one. The view is remembered per driver slice, so the inner
+// strategy is handed the same slice on every call.
+func (n *namespacing) view(drivers []Entry) []Entry {
+	if len(drivers) < 2 {
+		return drivers
+	}
+	if v, ok := n.views.load(drivers); ok {
+		return v
+	}
+	v := make([]Entry, len(drivers))
+	for i, e := range drivers {
+		v[i] = Entry{Label: e.Label, Driver: &prefixed{label: e.Label, prefix: e.Label + Separator, d: e.Driver}}
+	}
+	n.views.store(drivers, v)
+	return v
+}
+
+func (n *namespacing) ListTools(ctx context.Context, drivers []Entry, inner Strategy) ([]mcs.Tool, error) {
+	return inner.ListTools(ctx, n.view(drivers))
+}
+
+func (n *namespacing) ExecuteTool(ctx context.Context, drivers []Entry, name string, args map[string]any, inner Strategy) (any, error) {
+	return inner.ExecuteTool(ctx, n.view(drivers), name, args)
+}
+
+func (n *namespacing) Instructions() string { return "" }
+
+// prefixed presents a driver under <label>__ names.
+type prefixed struct {
+	label, prefix string
+	d             mcs.ToolDriver
+}
+
+var _ mcs.ToolDriver = (*prefixed)(nil)
+
+func (p *prefixed) Meta() mcs.Meta { return p.d.Meta() }
+
+func (p *prefixed) ListTools(ctx context.Context) ([]mcs.Tool, error) {
+	tools, err := p.d.ListTools(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]mcs.Tool, len(tools))
+	for i, t := range tools {
+		t.Name = p.prefix + t.Name
+		if s := t.Summary(); s != "" {
+			t.Description = "[" + p.label + "] " + s
+		}
+		out[i] = t
+	}
+	return out, nil
+}
+
+func (p *prefixed) ExecuteTool(ctx context.Context, name string, args map[string]any) (any, error) {
+	inner, ok := strings.CutPrefix(name, p.prefix)
+	if !ok {
+		return nil, unknownTool(name, "it does not start with "+p.prefix)
+	}
+	return p.d.ExecuteTool(ctx, inner, args)
+}

@@ -1,0 +1,554 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"runtime/debug"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mcs-go/mcs"
+)
+
+// ID is the Meta ID of an orchestrator.
+const ID = "mcs-go/orchestrator"
+
+const version = "0.1.0"
+
+// The errors of a registration that fails a check; test with errors.Is.
+var (
+	// ErrInvalidLabel is wrapped when a label does not match [A-Za-z0-9-]{1,32}.
+	ErrInvalidLabel = errors.New("invalid label")
+	// ErrLabelInUse is wrapped when a driver is already registered under the label.
+	ErrLabelInUse = errors.New("label in use")
+	// ErrInvalidName is wrapped when an exposed tool name would not match
+	// ^[a-zA-Z0-9_-]{1,64}$ (the limit of OpenAI's function names).
+	ErrInvalidName = errors.New("invalid exposed tool name")
+	// ErrCycle is wrapped when the driver is the orchestrator itself or an
+	// orchestrator that contains it.
+	ErrCycle = errors.New("driver would contain the orchestrator itself")
+)
+
+// Orchestrator is many tool drivers behind one driver with its own identity. It
+// collects the tools of its registered drivers through a [Strategy], resolves name
+// collisions, builds one prompt and dispatches each call to the driver that serves
+// it.
+//
+// It embeds *[mcs.BaseDriver], so it is an [mcs.Driver] and an [mcs.ToolDriver] (it
+// can be registered inside another orchestrator) with native tools, streaming and tool
+// middleware, and it adds [mcs.SupportsHealthcheck]. Middleware given to [New] runs
+// around the orchestrator's own calls and sees the exposed names (crm__list_contacts);
+// each registered driver still runs its own middleware, with its own names, because
+// the orchestrator calls the driver's ExecuteTool. Through ProcessLLMResponse only
+// names the orchestrator currently lists are executed; any other name is left to the
+// other drivers of the client (the zero Response). ExecuteTool routes every name the
+// strategy can route (a tool on another page, label__tool) and returns an error
+// wrapping [ErrUnknownTool] otherwise. The non-empty instructions of the strategy's
+// layers are appended to the system message.
+//
+// The exposed listing and its name index are cached, so deciding whether a call is
+// owned and routing it cost no scan over the drivers. The cache is dropped when the
+// driver set changes, when a [Versioned] layer, strategy or registered driver (such as
+// a nested orchestrator) reports a change, and on Refresh; a listing cut short by a
+// cancelled context is never kept. A driver whose ListTools fails is left out of the
+// listing, logged (see SetLogger), and reported by Healthcheck as ERROR naming its
+// label; the others keep working. The exposed listing holds the first tool of each
+// name and only tools that pass the name rule and [mcs.Tool.Validate].
+//
+// An Orchestrator is safe for concurrent use. The driver set is copy-on-write:
+// AddDriver and RemoveDriver may run while calls run, and a call in flight finishes
+// against the set it started with.
+type Orchestrator struct {
+	*mcs.BaseDriver
+
+	strategy  Strategy
+	versioned Versioned // the strategy's, or nil
+
+	mu    sync.Mutex                  // serialises AddDriver and RemoveDriver
+	set   atomic.Pointer[driverSet]   // the registered drivers, immutable
+	epoch atomic.Uint64               // bumped by Refresh
+	stamp atomic.Pointer[stamp]       // the state the cache must match
+	cache atomic.Pointer[listing]     // the exposed listing, if built
+	build chan struct{}               // one listing is built at a time
+	log   atomic.Pointer[slog.Logger] // nil: slog.Default()
+}
+
+var (
+	_ mcs.Driver              = (*Orchestrator)(nil)
+	_ mcs.ToolDriver          = (*Orchestrator)(nil)
+	_ mcs.SupportsHealthcheck = (*Orchestrator)(nil)
+	_ Versioned               = (*Orchestrator)(nil)
+	_ mcs.ToolLookup          = (*engine)(nil)
+	_ mcs.InstructionProvider = (*engine)(nil)
+)
+
+// driverSet is one immutable snapshot of the registered drivers.
+type driverSet struct {
+	entries   []Entry
+	labels    map[string]int
+	versioned []Versioned // the drivers that implement Versioned, in order
+}
+
+func newDriverSet(entries []Entry) *driverSet {
+	s := &driverSet{entries: entries, labels: make(map[string]int, len(entries))}
+	for i, e := range entries {
+		s.labels[e.Label] = i
+		if v, ok := e.Driver.(Versioned); ok {
+			s.versioned = append(s.versioned, v)
+		}
+	}
+	return s
+}
+
+// stamp is the state a cached listing was built under. gen numbers stamps; it is the
+// orchestrator's ToolsVersion.
+type stamp struct {
+	gen   uint64
+	set   *driverSet
+	epoch uint64
+	sv    uint64   // the strategy's version
+	deps  []uint64 // the versions of set.versioned
+}
+
+// listing is the exposed listing of one stamp.
+type listing struct {
+	stamp   *stamp
+	tools   []mcs.Tool
+	index   map[string]struct{}
+	failed  []*ListError // drivers left out
+	dropped []error      // tools left out, with the reason
+	err     error        // the listing failed as a whole
+}
+
+// New returns an orchestrator with no drivers that exposes tools through strategy;
+// nil means Pipeline(Namespacing()). opts configure the embedded BaseDriver: prompt
+// strategy, middleware around the orchestrator's calls, native tools and so on.
+func New(strategy Strategy, opts ...mcs.Option) *Orchestrator {
+	if strategy == nil {
+		strategy = Pipeline(Namespacing())
+	}
+	o := &Orchestrator{strategy: strategy, build: make(chan struct{}, 1)}
+	o.versioned, _ = strategy.(Versioned)
+	set := newDriverSet(nil)
+	o.set.Store(set)
+	o.stamp.Store(&stamp{gen: 1, set: set, sv: o.strategyVersion()})
+	o.BaseDriver = mcs.NewBaseDriver(&engine{o: o}, opts...)
+	return o
+}
+
+// Meta returns the orchestrator's own data sheet: ID "mcs-go/orchestrator", no
+// bindings, every model, and the capabilities of the contracts *Orchestrator
+// implements (standalone, orchestratable, native_tools, streaming, tool_middleware,
+// healthcheck), never those of its drivers.
+func (o *Orchestrator) Meta() mcs.Meta {
+	return mcs.DeriveCapabilities(o.BaseDriver.Meta(), o)
+}
+
+// Strategy returns the strategy the orchestrator was created with.
+func (o *Orchestrator) Strategy() Strategy { return o.strategy }
+
+// SetLogger sets the logger that reports drivers and tools left out of the listing;
+// nil means slog.Default(). Safe for concurrent use.
+func (o *Orchestrator) SetLogger(l *slog.Logger) { o.log.Store(l) }
+
+func (o *Orchestrator) logger() *slog.Logger {
+	if l := o.log.Load(); l != nil {
+		return l
+	}
+	return slog.Default()
+}
+
+// Labels returns the labels of the registered drivers in registration order.
+func (o *Orchestrator) Labels() []string {
+	entries := o.set.Load().entries
+	out := make([]string, len(entries))
+	for i, e := range entries {
+		out[i] = e.Label
+	}
+	return out
+}
+
+// AddDriver registers d under label, after the drivers registered so far; it is
+// AddDrivers with context.Background() and one entry.
+func (o *Orchestrator) AddDriver(label string, d mcs.ToolDriver) error {
+	return o.AddDrivers(context.Background(), Entry{Label: label, Driver: d})
+}
+
+// AddDrivers registers entries, in order, after the drivers registered so far, as
+// one change: either all of them are registered or, when a check fails, none is. It
+// lists the proposed set once (ctx bounds that), so registering many drivers at once
+// costs one listing instead of one per driver. The checks:
+//
+//   - a label must match [A-Za-z0-9-]{1,32} ([ErrInvalidLabel]) and be free
+//     ([ErrLabelInUse]); a driver must not be nil, nor this orchestrator or one that
+//     contains it ([ErrCycle]);
+//   - each new driver must list its tools (the error wraps a [*ListError]); drivers
+//     already registered that fail to list are tolerated, as in every listing;
+//   - every tool the strategy would expose over the proposed set, on every page and
+//     for every switch target, must have a name matching ^[a-zA-Z0-9_-]{1,64}$
+//     ([ErrInvalidName]) and pass [mcs.Tool.Validate] (adding a second driver renames
+//     the first one's tools under namespacing, so both are checked);
+//   - the strategy's [RegistrationChecker], if any, must accept the set.
+//
+// Registrations are serialised; calls of the orchestrator keep running meanwhile,
+// against the previous set, and see the new drivers from their next call on.
+func (o *Orchestrator) AddDrivers(ctx context.Context, entries ...Entry) error {
+	for i, e := range entries {
+		if err := checkLabel(e.Label); err != nil {
+			return fmt.Errorf("add driver: %w", err)
+		}
+		if isNil(e.Driver) {
+			return fmt.Errorf("add driver %q: the driver is nil", e.Label)
+		}
+		if reaches(e.Driver, o, map[*Orchestrator]bool{}) {
+			return fmt.Errorf("add driver %q: %w", e.Label, ErrCycle)
+		}
+		for _, prev := range entries[:i] {
+			if prev.Label == e.Label {
+				return fmt.Errorf("add driver %q: %w: the label is given twice", e.Label, ErrLabelInUse)
+			}
+		}
+	}
+	if len(entries) == 0 {
+		return nil
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	cur := o.set.Load()
+	for _, e := range entries {
+		if _, used := cur.labels[e.Label]; used {
+			return fmt.Errorf("add driver %q: %w: remove the registered driver first or choose another label", e.Label, ErrLabelInUse)
+		}
+	}
+	next := newDriverSet(slices.Concat(cur.entries, entries))
+	fail := func(err error) error {
+		if len(entries) == 1 {
+			return fmt.Errorf("add driver %q: %w", entries[0].Label, err)
+		}
+		return fmt.Errorf("add drivers: %w", err)
+	}
+
+	// The versions go first: a listing may only be cached under the state it saw.
+	epoch, sv, deps := o.epoch.Load(), o.strategyVersion(), depVersions(next)
+	tools, exact, err := o.listEvery(ctx, next.entries)
+	if err != nil {
+		failed, partial := listErrors(err)
+		if !partial {
+			return fail(fmt.Errorf("list the tools: %w", err))
+		}
+		for _, f := range failed {
+			if i := next.labels[f.Label]; i >= len(cur.entries) {
+				return fail(f)
+			}
+		}
+	}
+	for _, t := range tools {
+		if err := checkTool(t); err != nil {
+			return fail(err)
+		}
+	}
+	if rc, ok := o.strategy.(RegistrationChecker); ok {
+		if err := rc.CheckRegistration(ctx, next.entries, tools); err != nil {
+			return fail(err)
+		}
+	}
+	o.set.Store(next)
+	if exact {
+		// The check listed exactly what a call would list: cache it.
+		for {
+			old := o.stamp.Load()
+			s := &stamp{gen: old.gen + 1, set: next, epoch: epoch, sv: sv, deps: deps}
+			if o.stamp.CompareAndSwap(old, s) {
+				l := o.finish(s, tools, err)
+				o.cache.Store(l)
+				o.report(l)
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// RemoveDriver unregisters the driver registered under label and returns it; false
+// when there is none. Calls in flight finish against the set they started with.
+func (o *Orchestrator) RemoveDriver(label string) (mcs.ToolDriver, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	cur := o.set.Load()
+	i, ok := cur.labels[label]
+	if !ok {
+		return nil, false
+	}
+	d := cur.entries[i].Driver
+	o.set.Store(newDriverSet(slices.Concat(cur.entries[:i], cur.entries[i+1:])))
+	return d, true
+}
+
+// Refresh forgets the cached listing, so the next call lists every driver again, and
+// refreshes the nested orchestrators registered here. Use it after the tools of a
+// registered driver changed (a reloaded specification) and to retry drivers that
+// failed to list. Safe for concurrent use.
+func (o *Orchestrator) Refresh() {
+	for _, e := range o.set.Load().entries {
+		if inner, ok := e.Driver.(*Orchestrator); ok {
+			inner.Refresh()
+		}
+	}
+	o.epoch.Add(1)
+}
+
+// ToolsVersion returns a number that increases whenever the orchestrator's exposed
+// listing may have changed: a driver added or removed, a layer state change, a
+// change in a nested orchestrator, Refresh. An orchestrator registered in another
+// uses it to keep the outer cache current.
+func (o *Orchestrator) ToolsVersion() uint64 { return o.currentStamp().gen }
+
+func (o *Orchestrator) strategyVersion() uint64 {
+	if o.versioned == nil {
+		return 0
+	}
+	return o.versioned.ToolsVersion()
+}
+
+func depVersions(s *driverSet) []uint64 {
+	if len(s.versioned) == 0 {
+		return nil
+	}
+	out := make([]uint64, len(s.versioned))
+	for i, v := range s.versioned {
+		out[i] = v.ToolsVersion()
+	}
+	return out
+}
+
+// currentStamp returns the stamp of the current state, installing a new one when
+// the state changed. It allocates nothing when the state is unchanged.
+func (o *Orchestrator) currentStamp() *stamp {
+	for {
+		old := o.stamp.Load()
+		set, epoch, sv := o.set.Load(), o.epoch.Load(), o.strategyVersion()
+		if old.set == set && old.epoch == epoch && old.sv == sv && depsCurrent(old.deps, set) {
+			return old
+		}
+		s := &stamp{gen: old.gen + 1, set: set, epoch: epoch, sv: sv, deps: depVersions(set)}
+		if o.stamp.CompareAndSwap(old, s) {
+			return s
+		}
+	}
+}
+
+func depsCurrent(deps []uint64, set *driverSet) bool {
+	for i, v := range set.versioned {
+		if deps[i] != v.ToolsVersion() {
+			return false
+		}
+	}
+	return true
+}
+
+// current returns the listing of the current state, building it when needed. The
+// returned listing is nil only when ctx ended while waiting for another build.
+func (o *Orchestrator) current(ctx context.Context) (*listing, error) {
+	s := o.currentStamp()
+	if l := o.cache.Load(); l != nil && l.stamp == s {
+		return l, l.err
+	}
+	select {
+	case o.build <- struct{}{}:
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+	defer func() { <-o.build }()
+	s = o.currentStamp()
+	if l := o.cache.Load(); l != nil && l.stamp == s {
+		return l, l.err
+	}
+	tools, err := o.listTools(ctx, s.set.entries)
+	l := o.finish(s, tools, err)
+	if l.err == nil || ctx.Err() == nil { // a listing cut short by ctx is not kept
+		o.cache.Store(l)
+		o.report(l)
+	}
+	return l, l.err
+}
+
+// listTools runs the strategy's ListTools, turning a panic into an error.
+func (o *Orchestrator) listTools(ctx context.Context, entries []Entry) (tools []mcs.Tool, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			tools, err = nil, fmt.Errorf("the strategy panicked: %v\n%s", v, debug.Stack())
+		}
+	}()
+	return o.strategy.ListTools(ctx, entries)
+}
+
+// listEvery lists what the strategy could expose over entries in any state; exact
+// reports whether that is what ListTools returns.
+func (o *Orchestrator) listEvery(ctx context.Context, entries []Entry) (tools []mcs.Tool, exact bool, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			tools, exact, err = nil, false, fmt.Errorf("the strategy panicked: %v\n%s", v, debug.Stack())
+		}
+	}()
+	if el, ok := o.strategy.(everyLister); ok {
+		return el.listEvery(ctx, entries)
+	}
+	tools, err = o.strategy.ListTools(ctx, entries)
+	return tools, true, err
+}
+
+// finish turns a strategy's listing into the exposed listing: the first tool of each
+// name, valid tools only.
+func (o *Orchestrator) finish(s *stamp, tools []mcs.Tool, err error) *listing {
+	l := &listing{stamp: s}
+	if err != nil {
+		failed, partial := listErrors(err)
+		if !partial {
+			l.err = fmt.Errorf("list tools: %w", err)
+			return l
+		}
+		l.failed = failed
+	}
+	l.tools = make([]mcs.Tool, 0, len(tools))
+	l.index = make(map[string]struct{}, len(tools))
+	for _, t := range tools {
+		if _, dup := l.index[t.Name]; dup {
+			continue
+		}
+		if err := checkTool(t); err != nil {
+			l.dropped = append(l.dropped, err)
+			continue
+		}
+		l.index[t.Name] = struct{}{}
+		l.tools = append(l.tools, t)
+	}
+	return l
+}
+
+// report logs what a new listing left out.
+func (o *Orchestrator) report(l *listing) {
+	log := o.logger()
+	if l.err != nil {
+		log.Error("orchestrator: the tool listing failed", "error", l.err)
+		return
+	}
+	for _, f := range l.failed {
+		log.Warn("orchestrator: driver left out of the tool listing", "label", f.Label, "error", f.Err)
+	}
+	for _, err := range l.dropped {
+		log.Warn("orchestrator: tool left out of the tool listing", "error", err)
+	}
+}
+
+// engine is the ToolDriver under the orchestrator's BaseDriver.
+type engine struct{ o *Orchestrator }
+
+func (e *engine) Meta() mcs.Meta {
+	return mcs.Meta{ID: ID, Name: "Orchestrator", Version: version}
+}
+
+// ListTools returns a copy of the cached exposed listing.
+func (e *engine) ListTools(ctx context.Context) ([]mcs.Tool, error) {
+	l, err := e.o.current(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Clone(l.tools), nil
+}
+
+// HasTool answers from the cached listing's index.
+func (e *engine) HasTool(ctx context.Context, name string) (bool, error) {
+	l, err := e.o.current(ctx)
+	if err != nil {
+		return false, err
+	}
+	_, ok := l.index[name]
+	return ok, nil
+}
+
+// ExecuteTool routes the call through the strategy over the current set.
+func (e *engine) ExecuteTool(ctx context.Context, name string, args map[string]any) (any, error) {
+	o := e.o
+	set := o.set.Load()
+	if l, _ := o.current(ctx); l != nil {
+		set = l.stamp.set
+	}
+	return o.strategy.ExecuteTool(ctx, set.entries, name, args)
+}
+
+// Instructions returns the strategy's instructions as of the current listing.
+func (e *engine) Instructions(ctx context.Context) string {
+	ip, ok := e.o.strategy.(interface{ Instructions() string })
+	if !ok {
+		return ""
+	}
+	_, _ = e.o.current(ctx) // stateful layers describe the listing they last made
+	return ip.Instructions()
+}
+
+// checkLabel reports whether label matches [A-Za-z0-9-]{1,32}.
+func checkLabel(label string) error {
+	if len(label) == 0 || len(label) > 32 {
+		return fmt.Errorf("%w %q: a label has 1 to 32 characters from A-Z, a-z, 0-9 and '-'", ErrInvalidLabel, label)
+	}
+	for i := 0; i < len(label); i++ {
+		c := label[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-') {
+			return fmt.Errorf("%w %q: character %q is not allowed; a label has 1 to 32 characters from A-Z, a-z, 0-9 and '-'", ErrInvalidLabel, label, rune(c))
+		}
+	}
+	return nil
+}
+
+// checkTool reports whether t may be exposed: a valid tool whose name matches
+// ^[a-zA-Z0-9_-]{1,64}$.
+func checkTool(t mcs.Tool) error {
+	name := t.Name
+	ok := len(name) >= 1 && len(name) <= 64
+	for i := 0; ok && i < len(name); i++ {
+		c := name[i]
+		ok = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-'
+	}
+	if !ok {
+		return fmt.Errorf("%w %q (%d bytes): names must match ^[a-zA-Z0-9_-]{1,64}$; use a shorter label or a driver that names its tools accordingly", ErrInvalidName, name, len(name))
+	}
+	return t.Validate()
+}
+
+// isNil reports whether d is nil or a typed nil pointer.
+func isNil(d mcs.ToolDriver) bool {
+	if d == nil {
+		return true
+	}
+	v := reflect.ValueOf(d)
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		return v.IsNil()
+	}
+	return false
+}
+
+// reaches reports whether d is target or an orchestrator that contains it.
+func reaches(d mcs.ToolDriver, target *Orchestrator, seen map[*Orchestrator]bool) bool {
+	od, ok := d.(*Orchestrator)
+	if !ok {
+		return false
+	}
+	if od == target {
+		return true
+	}
+	if seen[od] {
+		return false
+	}
+	seen[od] = true
+	for _, e := range od.set.Load().entries {
+		if reaches(e.Driver, target, seen) {
+			return true
+		}
+	}
+	return false
+}
