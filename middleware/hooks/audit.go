@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/mcs-go/mcs/internal/clone"
 )
 
 // Outcomes of a call as the audit trails record them.
@@ -144,7 +146,7 @@ func isDenial(result any) bool {
 // Maps with string keys become map[string]any, slices []any, raw JSON is decoded and
 // other bytes are replaced by their length.
 func (c *auditConfig) sanitise(v any, depth int) any {
-	if depth > maxCloneDepth {
+	if depth > clone.MaxDepth {
 		return "[too deep]"
 	}
 	switch x := v.(type) {

@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/mcs-go/mcs"
+	"github.com/mcs-go/mcs/internal/clone"
 )
 
 // Capability is the capability flag of the hooks concern.
@@ -234,7 +235,7 @@ func (m *Middleware) OnExecuteTool(ctx context.Context, name string, args map[st
 	hctx := &callCtx{Context: ctx, start: time.Now()}
 	// One copy serves every hook of the call; it is taken before the tool runs, so
 	// hooks see the arguments as the call received them.
-	snapshot := cloneArgs(args)
+	snapshot := clone.Args(args)
 	if st.pre {
 		for _, e := range st.entries {
 			if e.Pre != nil {
@@ -257,7 +258,7 @@ func (m *Middleware) OnExecuteTool(ctx context.Context, name string, args map[st
 		return res, err
 	}
 	if st.post {
-		view := cloneValue(res)
+		view := clone.Value(res)
 		for _, e := range st.entries {
 			if e.Post != nil {
 				m.guard(hctx, name, func() { e.Post(hctx, name, snapshot, view) })

@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/mcs-go/mcs"
+	"github.com/mcs-go/mcs/internal/clone"
 )
 
 // Capability is the capability flag of the consent concern.
@@ -299,7 +300,7 @@ func (m *Middleware) ask(ctx context.Context, f ConsentFunc, name string, args m
 	}
 	defer cancel()
 	ch := make(chan decision, 1) // buffered: a late handler never blocks
-	view := cloneArgs(args)
+	view := clone.Args(args)
 	go func() { ch <- callHandler(hctx, f, name, view) }()
 	var d decision
 	select {

@@ -13,6 +13,8 @@ import (
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/mcs-go/mcs/internal/clone"
 )
 
 // Limits of what the prompt shows of the arguments.
@@ -236,7 +238,7 @@ func showArgs(args map[string]any) string {
 
 // shorten returns a copy of v for display: long strings and arrays cut.
 func shorten(v any, depth int) any {
-	if depth > maxCloneDepth {
+	if depth > clone.MaxDepth {
 		return "…"
 	}
 	switch x := v.(type) {

@@ -1,23 +1,25 @@
-package hooks
+// Package clone makes deep copies of the JSON-like values tool calls carry, so that
+// observers and consent handlers can never change what a tool receives.
+package clone
 
 import (
 	"encoding/json"
 	"reflect"
 )
 
-// maxCloneDepth bounds the copy so that a value that contains itself cannot
+// MaxDepth bounds the copy so that a value that contains itself cannot
 // exhaust the stack; deeper values are shared, not copied.
-const maxCloneDepth = 100
+const MaxDepth = 100
 
-// cloneArgs returns a deep copy of args: maps, slices and arrays are copied at
-// every level (up to maxCloneDepth), everything else (strings, numbers, pointers,
+// Args returns a deep copy of args: maps, slices and arrays are copied at
+// every level (up to MaxDepth), everything else (strings, numbers, pointers,
 // structs) is shared. nil stays nil.
-func cloneArgs(args map[string]any) map[string]any {
+func Args(args map[string]any) map[string]any {
 	return cloneMap(args, 0)
 }
 
-// cloneValue returns a deep copy of v in the sense of cloneArgs.
-func cloneValue(v any) any { return clone(v, 0) }
+// Value returns a deep copy of v in the sense of Args.
+func Value(v any) any { return clone(v, 0) }
 
 func cloneMap(m map[string]any, depth int) map[string]any {
 	if m == nil {
@@ -31,7 +33,7 @@ func cloneMap(m map[string]any, depth int) map[string]any {
 }
 
 func clone(v any, depth int) any {
-	if depth > maxCloneDepth {
+	if depth > MaxDepth {
 		return v
 	}
 	switch x := v.(type) {
@@ -68,7 +70,7 @@ func clone(v any, depth int) any {
 }
 
 func cloneReflect(v reflect.Value, depth int) reflect.Value {
-	if depth > maxCloneDepth {
+	if depth > MaxDepth {
 		return v
 	}
 	switch v.Kind() {

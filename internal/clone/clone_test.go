@@ -1,4 +1,4 @@
-package permission
+package clone
 
 import (
 	"encoding/json"
@@ -27,17 +27,17 @@ func TestClone(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := clone(tt.in, 0)
+			got := Value(tt.in)
 			if diff := cmp.Diff(tt.in, got); diff != "" {
 				t.Errorf("clone differs (-in +got):\n%s", diff)
 			}
 		})
 	}
-	if got := clone([]*point{p}, 0).([]*point); got[0] != p {
+	if got := Value([]*point{p}).([]*point); got[0] != p {
 		t.Error("pointers must be shared, not copied")
 	}
-	if cloneArgs(nil) != nil {
-		t.Error("cloneArgs(nil) != nil")
+	if Args(nil) != nil {
+		t.Error("Args(nil) != nil")
 	}
 }
 
@@ -46,21 +46,21 @@ func TestCloneOfACycleTerminates(t *testing.T) {
 	m["self"] = m
 	s := []any{nil}
 	s[0] = s
-	got := cloneArgs(m)
+	got := Args(m)
 	depth := 0
 	for cur := got; ; depth++ {
 		next, ok := cur["self"].(map[string]any)
 		if !ok {
 			t.Fatalf("cycle broken at depth %d", depth)
 		}
-		if len(next) == 1 && depth > maxCloneDepth+5 {
+		if len(next) == 1 && depth > MaxDepth+5 {
 			break
 		}
 		cur = next
 	}
-	_ = clone(s, 0) // must return, not overflow the stack
+	_ = Value(s) // must return, not overflow the stack
 	type loop map[string]loop
 	l := loop{}
 	l["x"] = l
-	_ = clone(l, 0)
+	_ = Value(l)
 }
