@@ -1,0 +1,219 @@
+package rest
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mcs-go/mcs/middleware/auth"
+)
+
+// Defaults applied by [NewToolDriver] to the zero values of [Config].
+const (
+	// DefaultTimeout bounds one tool call: connecting, sending and reading the
+	// response.
+	DefaultTimeout = 30 * time.Second
+	// DefaultMaxResponseBytes is the largest response body returned to the model;
+	// longer bodies are cut and marked.
+	DefaultMaxResponseBytes int64 = 1 << 20
+	// MaxSpecBytes is the largest spec document the driver reads; a larger one
+	// fails to load.
+	MaxSpecBytes int64 = 64 << 20
+)
+
+// Config is the plain-data configuration of a REST driver. Exactly one of
+// SpecURL and Spec must be set; the zero values of the other fields select the
+// defaults. The driver copies the Config at construction (Credentials and
+// HTTPClient are kept by reference); changing it afterwards has no effect.
+type Config struct {
+	// SpecURL locates the OpenAPI 3.0/3.1 or Swagger 2.0 document: an http or
+	// https URL, fetched with HTTPClient, or a file path. Relative server URLs,
+	// and a Swagger 2.0 document without host, resolve against an http(s)
+	// SpecURL.
+	SpecURL string
+	// Spec is the document itself, JSON or YAML.
+	Spec []byte
+	// BaseURL, when set, replaces the document's servers as the base of the
+	// operations: an absolute http or https URL whose path (such as /v1) and
+	// query are kept. Servers declared on a path or an operation still apply
+	// to it. User info in BaseURL is sent as basic authentication.
+	BaseURL string
+	// IncludeTags keeps only the operations with one of these tags (compared
+	// case-insensitively). Empty keeps all.
+	IncludeTags []string
+	// IncludePaths keeps only the operations of these path templates (compared
+	// exactly, such as "/pets/{petId}"). Empty keeps all. When both filters are
+	// set an operation must match both.
+	IncludePaths []string
+	// Headers are sent with every tool call (not with the fetch of the spec or
+	// the healthcheck). They are set after the arguments, so the model cannot
+	// override them, and before credentials. The values of headers whose names
+	// suggest a secret (auth, key, token, ...) are removed from results and
+	// errors like credentials.
+	Headers map[string]string
+	// Credentials supplies the tokens of the security schemes the document
+	// declares; the scope asked for is the scheme's name. Nil sends every
+	// request without credentials.
+	Credentials auth.CredentialProvider
+	// HTTPClient sends requests and fetches the spec; nil means
+	// http.DefaultClient. The driver uses a copy with its own redirect policy
+	// and never modifies the client given.
+	HTTPClient *http.Client
+	// Timeout bounds one tool call, response body included, and the fetch of
+	// an http(s) SpecURL; zero means DefaultTimeout.
+	Timeout time.Duration
+	// MaxResponseBytes is the largest response body returned; longer bodies are
+	// cut and marked. Zero means DefaultMaxResponseBytes.
+	MaxResponseBytes int64
+}
+
+// ErrInvalidConfig is wrapped by every error [NewToolDriver] and [New] return;
+// the message says which field to change.
+var ErrInvalidConfig = errors.New("invalid rest config")
+
+// source is where the spec comes from.
+type source struct {
+	url    *url.URL // http(s) spec URL; nil otherwise
+	file   string   // file path; "" otherwise
+	inline []byte   // inline document; nil otherwise
+}
+
+// String names the source for error messages without credentials in it.
+func (s source) String() string {
+	switch {
+	case s.url != nil:
+		return redactURL(s.url)
+	case s.file != "":
+		return s.file
+	default:
+		return "inline spec"
+	}
+}
+
+// normalize validates cfg and returns a private copy with the defaults applied
+// and the spec source parsed.
+func normalize(cfg Config) (Config, source, *url.URL, error) {
+	fail := func(format string, args ...any) (Config, source, *url.URL, error) {
+		return Config{}, source{}, nil, fmt.Errorf("%w: %s", ErrInvalidConfig, fmt.Sprintf(format, args...))
+	}
+	var src source
+	switch {
+	case cfg.SpecURL != "" && len(cfg.Spec) > 0:
+		return fail("both SpecURL and Spec are set; set exactly one")
+	case len(cfg.Spec) > 0:
+		if int64(len(cfg.Spec)) > MaxSpecBytes {
+			return fail("Spec is %d bytes, more than the limit of %d", len(cfg.Spec), MaxSpecBytes)
+		}
+		src.inline = slices.Clone(cfg.Spec)
+	case cfg.SpecURL != "":
+		u, isURL, err := parseSpecURL(cfg.SpecURL)
+		if err != nil {
+			return fail("%v", err)
+		}
+		if isURL {
+			src.url = u
+		} else {
+			src.file = cfg.SpecURL
+		}
+	default:
+		return fail("neither SpecURL nor Spec is set; set one of them")
+	}
+
+	var base *url.URL
+	if cfg.BaseURL != "" {
+		u, err := url.Parse(cfg.BaseURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fail("BaseURL %q is not an absolute http or https URL", cfg.BaseURL)
+		}
+		if u.Fragment != "" {
+			return fail("BaseURL %q has a fragment; remove it", cfg.BaseURL)
+		}
+		base = u
+	}
+	for name, value := range cfg.Headers {
+		if !validHeaderName(name) {
+			return fail("header name %q is not a valid HTTP header name", name)
+		}
+		if strings.ContainsAny(value, "\r\n\x00") {
+			return fail("header %q has a value with a line break or NUL; remove it", name)
+		}
+	}
+	if cfg.Timeout < 0 {
+		return fail("Timeout is negative (%v); use zero for the default", cfg.Timeout)
+	}
+	if cfg.MaxResponseBytes < 0 {
+		return fail("MaxResponseBytes is negative (%d); use zero for the default", cfg.MaxResponseBytes)
+	}
+
+	out := cfg
+	out.Spec = src.inline
+	out.IncludeTags = slices.Clone(cfg.IncludeTags)
+	out.IncludePaths = slices.Clone(cfg.IncludePaths)
+	out.Headers = maps.Clone(cfg.Headers)
+	if out.Timeout == 0 {
+		out.Timeout = DefaultTimeout
+	}
+	if out.MaxResponseBytes == 0 {
+		out.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	return out, src, base, nil
+}
+
+// parseSpecURL tells an http(s) URL from a file path. Another URL scheme is an
+// error; a Windows drive letter ("C:\...") is a path.
+func parseSpecURL(s string) (*url.URL, bool, error) {
+	scheme, _, ok := strings.Cut(s, "://")
+	if !ok {
+		return nil, false, nil
+	}
+	switch strings.ToLower(scheme) {
+	case "http", "https":
+		u, err := url.Parse(s)
+		if err != nil {
+			return nil, false, fmt.Errorf("SpecURL is not a valid URL: %v", err)
+		}
+		if u.Host == "" {
+			return nil, false, fmt.Errorf("SpecURL %q has no host", redactURL(u))
+		}
+		return u, true, nil
+	default:
+		return nil, false, fmt.Errorf("SpecURL scheme %q is not supported; use an http(s) URL or a file path", scheme)
+	}
+}
+
+// validHeaderName reports whether name is an RFC 9110 token.
+func validHeaderName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// redactURL renders u without user info, query and fragment, which may carry
+// credentials.
+func redactURL(u *url.URL) string {
+	if u == nil {
+		return ""
+	}
+	c := *u
+	c.User = nil
+	c.RawQuery = ""
+	c.ForceQuery = false
+	c.Fragment = ""
+	c.RawFragment = ""
+	return c.String()
+}

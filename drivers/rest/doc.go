@@ -1,0 +1,61 @@
+// Package rest turns any OpenAPI 3.0/3.1 or Swagger 2.0 API into tools and
+// executes them over HTTP, with no wrapper code: point [Config] at the
+// document and the model can use the API.
+//
+// [NewToolDriver] returns the technical half (an mcs.ToolDriver, for an
+// orchestrator); [New] returns the complete driver, which adds the LLM-facing
+// half of mcs.BaseDriver and a healthcheck. Construction does no I/O: the
+// document is loaded on first use, and a failed load is retried on the next
+// call. Parsing, $ref resolution and the conversion of Swagger 2.0 are done by
+// github.com/getkin/kin-openapi.
+//
+// # Tools
+//
+// Every operation (get, put, post, delete, patch, head, options) becomes one
+// tool, in document order: paths as written, then methods as written. The
+// name is the operationId, else <method>_<path> with the slashes as "_" and
+// the braces dropped (get /pets/{petId} gives get_pets_petId); every character
+// outside [A-Za-z0-9_-] becomes "_", names are cut to 64 characters and
+// duplicates get _2, _3. The title is the summary; the description is the
+// description, else the summary, else the method and path.
+//
+// The parameters are the operation's, then the path item's that it does not
+// override, with their full schemas; a path variable the document does not
+// declare is a required string. A JSON object body (also through allOf, and
+// for any application/*+json type) is flattened into one parameter per
+// property, read-only properties left out; any other JSON body is one "body"
+// parameter; form and multipart fields are parameters too. A name already
+// taken is prefixed: a body property "id" next to a path parameter "id" is
+// "body_id". [Config.IncludeTags] and [Config.IncludePaths] filter the
+// operations.
+//
+// Schemas are expanded in place, so every tool is self-contained; a schema
+// that contains itself is cut where it recurs, and very large expansions are
+// cut with a note. References to other documents are never fetched (the
+// document's author, not the operator, chose where they point): the objects
+// they stand for load as empty ones that name the reference.
+//
+// # Execution
+//
+// Arguments go where the document says: path (each value percent-encoded as
+// one segment; empty, "." and ".." refused), query (lists repeated, booleans
+// true/false, the other OpenAPI styles honoured), header (values with CR, LF
+// or NUL refused), cookie and body (JSON, form or multipart). Unknown argument
+// names and missing required arguments fail the call with an [*ArgumentError]
+// that lists the valid names; nothing is sent. The scheme, host and port come
+// from the configuration or the document, never from arguments, and redirects
+// are followed only to the same host.
+//
+// Security schemes are honoured: apiKey (header, query, cookie), http bearer
+// and basic ("user:password" is encoded), oauth2 and openIdConnect (as
+// bearer). Tokens come from [Config.Credentials], asked with the scheme's name
+// as the scope; an *auth.Challenge from the provider is returned unchanged so
+// that the auth middleware can show it. Credentials are removed from results
+// and errors.
+//
+// A 2xx response returns its body as a string, cut at
+// [Config.MaxResponseBytes] with a marker; any other status fails with a
+// [*StatusError] ("404 Not Found: <first 500 bytes of the body>").
+//
+// All types are safe for concurrent use.
+package rest

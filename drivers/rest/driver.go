@@ -1,0 +1,412 @@
+package rest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"mime"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"unicode/utf8"
+
+	"github.com/mcs-go/mcs"
+)
+
+// Version is the version of the REST driver reported in its Meta.
+const Version = "0.1.0"
+
+// ToolDriver publishes the operations of an OpenAPI 3.0/3.1 or Swagger 2.0
+// document as tools and executes them over HTTP. It is the technical half of
+// the REST driver; [New] adds the LLM-facing half.
+//
+// Construction does no I/O. The document is loaded on first use (ListTools,
+// HasTool, ExecuteTool); a failed load is returned to that caller and tried
+// again on the next call, and a successful one is kept for the driver's life.
+//
+// A ToolDriver is safe for concurrent use.
+type ToolDriver struct {
+	cfg     Config
+	src     source
+	base    *url.URL     // Config.BaseURL, parsed; nil when unset
+	client  *http.Client // a copy of Config.HTTPClient with the redirect policy
+	secrets []string     // configured header values that look like credentials
+
+	// loadLock is a mutex that a waiting caller can leave when its context
+	// ends: a one-slot channel, held while the document loads.
+	loadLock chan struct{}
+	spec     atomic.Pointer[spec]
+}
+
+// Driver is the complete REST driver: the [ToolDriver] with the LLM-facing
+// half of [mcs.BaseDriver] (prompts, response processing, middleware) and a
+// healthcheck. It is safe for concurrent use.
+type Driver struct {
+	*mcs.BaseDriver
+	td *ToolDriver
+}
+
+var (
+	_ mcs.ToolDriver          = (*ToolDriver)(nil)
+	_ mcs.ToolLookup          = (*ToolDriver)(nil)
+	_ mcs.SupportsHealthcheck = (*ToolDriver)(nil)
+
+	_ mcs.Driver                 = (*Driver)(nil)
+	_ mcs.ToolDriver             = (*Driver)(nil)
+	_ mcs.SupportsHealthcheck    = (*Driver)(nil)
+	_ mcs.SupportsToolMiddleware = (*Driver)(nil)
+	_ mcs.SupportsNativeTools    = (*Driver)(nil)
+	_ mcs.SupportsStreaming      = (*Driver)(nil)
+)
+
+// NewToolDriver validates cfg and returns a ToolDriver. It does no I/O: the
+// document is read on first use. The error wraps [ErrInvalidConfig] and says
+// what to change.
+func NewToolDriver(cfg Config) (*ToolDriver, error) {
+	c, src, base, err := normalize(cfg)
+	if err != nil {
+		return nil, err
+	}
+	secrets := sensitiveHeaderSecrets(c.Headers)
+	if base != nil {
+		if pw, ok := base.User.Password(); ok {
+			secrets = append(secrets, pw)
+		}
+	}
+	return &ToolDriver{
+		cfg:      c,
+		src:      src,
+		base:     base,
+		client:   newClient(c.HTTPClient),
+		secrets:  secrets,
+		loadLock: make(chan struct{}, 1),
+	}, nil
+}
+
+// New returns the complete REST driver over cfg, with opts (middleware, prompt
+// strategy, ...) applied to its BaseDriver. It does no I/O. The error wraps
+// [ErrInvalidConfig].
+func New(cfg Config, opts ...mcs.Option) (*Driver, error) {
+	td, err := NewToolDriver(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Driver{BaseDriver: mcs.NewBaseDriver(td, opts...), td: td}, nil
+}
+
+// Meta returns the driver's data sheet: the BaseDriver's capabilities plus
+// healthcheck.
+func (d *Driver) Meta() mcs.Meta { return mcs.DeriveCapabilities(d.BaseDriver.Meta(), d) }
+
+// Healthcheck reports whether the API is reachable; see [ToolDriver.Healthcheck].
+func (d *Driver) Healthcheck(ctx context.Context) mcs.HealthResult { return d.td.Healthcheck(ctx) }
+
+// Meta returns the data sheet of the REST tool driver: binding rest/http/OpenAPI,
+// capabilities orchestratable and healthcheck.
+func (d *ToolDriver) Meta() mcs.Meta {
+	return mcs.DeriveCapabilities(mcs.Meta{
+		ID:       "rest",
+		Name:     "REST (OpenAPI)",
+		Version:  Version,
+		Bindings: []mcs.Binding{{Capability: "rest", Adapter: "http", SpecFormat: "OpenAPI"}},
+	}, d)
+}
+
+// load returns the loaded document, loading it when no earlier call has.
+func (d *ToolDriver) load(ctx context.Context) (*spec, error) {
+	if s := d.spec.Load(); s != nil {
+		return s, nil
+	}
+	select {
+	case d.loadLock <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("load OpenAPI document %s: %w", d.src, context.Cause(ctx))
+	}
+	defer func() { <-d.loadLock }()
+	if s := d.spec.Load(); s != nil {
+		return s, nil
+	}
+	data, err := d.fetch(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load OpenAPI document %s: %w", d.src, err)
+	}
+	doc, ol, err := parse(ctx, data)
+	if err != nil {
+		return nil, fmt.Errorf("load OpenAPI document %s: %w", d.src, err)
+	}
+	b := builder{doc: doc, cfg: d.cfg, specURL: d.src.url, base: d.base}
+	s := b.build(ol)
+	d.spec.Store(s)
+	return s, nil
+}
+
+// ListTools returns one tool per operation, in document order (paths, then
+// methods as written), filtered by IncludeTags and IncludePaths. The first call
+// loads the document; a load error is returned and the load is tried again on
+// the next call. The returned slice and its schemas belong to the caller.
+func (d *ToolDriver) ListTools(ctx context.Context) ([]mcs.Tool, error) {
+	s, err := d.load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]mcs.Tool, len(s.tools))
+	for i, t := range s.tools {
+		t.Parameters = slices.Clone(t.Parameters)
+		for j := range t.Parameters {
+			t.Parameters[j].Schema = cloneMap(t.Parameters[j].Schema)
+		}
+		out[i] = t
+	}
+	return out, nil
+}
+
+// HasTool reports whether the document defines a tool called name, loading
+// the document when needed.
+func (d *ToolDriver) HasTool(ctx context.Context, name string) (bool, error) {
+	s, err := d.load(ctx)
+	if err != nil {
+		return false, err
+	}
+	_, ok := s.ops[name]
+	return ok, nil
+}
+
+// ExecuteTool sends the request of the named operation and returns the
+// response body as a string.
+//
+// Arguments go where the document says (path, query, header, cookie, body).
+// An unknown argument name, a missing required argument or a value that is
+// not allowed where it goes (an empty, "." or ".." path value; a header value
+// with a line break) fails with an [*ArgumentError] and nothing is sent. The
+// host comes from the configuration or the document, never from arguments.
+//
+// Credentials come from Config.Credentials, asked with the security scheme's
+// name; a *auth.Challenge it returns is returned unchanged. Credentials never
+// appear in results or errors.
+//
+// A 2xx response returns its body (cut at MaxResponseBytes with a marker). Any
+// other status fails with a [*StatusError]. The call is bounded by
+// Config.Timeout and ctx.
+func (d *ToolDriver) ExecuteTool(ctx context.Context, name string, args map[string]any) (any, error) {
+	s, err := d.load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	op := s.ops[name]
+	if op == nil {
+		return nil, fmt.Errorf("%w %q: the document has no such operation; list the tools for the valid names", ErrUnknownTool, name)
+	}
+	req, err := op.prepare(args)
+	if err != nil {
+		return nil, err
+	}
+	creds, err := d.credentials(ctx, op)
+	if err != nil {
+		return nil, err
+	}
+	red := newRedactor(creds.secrets, d.secrets)
+	text, err := d.send(ctx, op, req, creds, red)
+	if err != nil {
+		return nil, err
+	}
+	return text, nil
+}
+
+// send performs the request and reads the response.
+func (d *ToolDriver) send(ctx context.Context, op *operation, r *request, creds credentials, red redactor) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, d.cfg.Timeout)
+	defer cancel()
+
+	u := *r.url
+	if len(creds.query) > 0 {
+		q := u.Query()
+		for _, kv := range creds.query {
+			q.Set(kv[0], kv[1])
+		}
+		u.RawQuery = q.Encode()
+	}
+	var body io.Reader
+	if r.hasBody {
+		body = bytes.NewReader(r.body)
+	}
+	req, err := http.NewRequestWithContext(ctx, op.method, u.String(), body)
+	if err != nil {
+		return "", fmt.Errorf("%s %s: %v", op.method, redactURL(&u), red.apply(err.Error()))
+	}
+	// Arguments first, then configured headers, then credentials: each may
+	// override the one before.
+	for k, v := range r.header {
+		req.Header[k] = v
+	}
+	for _, k := range sortedKeys(d.cfg.Headers) {
+		req.Header.Set(k, d.cfg.Headers[k])
+	}
+	for k, v := range creds.header {
+		req.Header[k] = v
+	}
+	cookies := slices.Concat(r.cookies, creds.cookies)
+	if len(cookies) > 0 {
+		if c := req.Header.Get("Cookie"); c != "" {
+			cookies = append([]string{c}, cookies...)
+		}
+		req.Header.Set("Cookie", strings.Join(cookies, "; "))
+	}
+	if r.hasBody {
+		req.Header.Set("Content-Type", r.media)
+	}
+
+	resp, err := d.client.Do(req)
+	if err != nil {
+		err = redactClientError(err)
+		return "", &redactedError{msg: red.apply(err.Error()), err: err}
+	}
+	defer resp.Body.Close()
+	// Read a little past the limit so that a credential the server echoes
+	// across the cut is still found and removed whole.
+	limit := d.cfg.MaxResponseBytes
+	data, err := io.ReadAll(io.LimitReader(resp.Body, min(limit, math.MaxInt64-redactSlack)+redactSlack))
+	if err != nil {
+		return "", &redactedError{msg: red.apply(fmt.Sprintf("%s %s: read the response: %v", op.method, redactURL(&u), err)), err: err}
+	}
+	truncated := int64(len(data)) > limit
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		text := red.apply(string(data))
+		return "", &StatusError{
+			StatusCode: resp.StatusCode,
+			Reason:     red.apply(reason(resp)),
+			Body:       strings.ToValidUTF8(trimPartialRune(cutUTF8(text, maxErrorBody)), "\uFFFD"),
+		}
+	}
+	if len(data) == 0 {
+		return statusLine(resp) + " (empty body)", nil
+	}
+	text := string(data)
+	if truncated {
+		text = trimPartialRune(text[:limit])
+	}
+	if !utf8.ValidString(text) && !textual(resp.Header.Get("Content-Type")) {
+		size := fmt.Sprintf("%d bytes", len(data))
+		if truncated {
+			size = fmt.Sprintf("more than %d bytes", limit)
+		}
+		return fmt.Sprintf("%s: binary response of %s (%s), not shown", statusLine(resp), size, resp.Header.Get("Content-Type")), nil
+	}
+	if truncated {
+		text = red.apply(trimPartialRune(string(data)))
+		text = trimPartialRune(text[:min(int64(len(text)), limit)])
+		return strings.ToValidUTF8(text, "\uFFFD") + fmt.Sprintf("\n[response truncated: the body is longer than %d bytes; only the first %d bytes are shown]", limit, limit), nil
+	}
+	return strings.ToValidUTF8(red.apply(text), "\uFFFD"), nil
+}
+
+// redactSlack is how far past MaxResponseBytes the body is read, so that
+// credentials crossing the cut are removed whole.
+const redactSlack = 4 << 10
+
+// trimPartialRune drops an incomplete UTF-8 sequence at the end of s.
+func trimPartialRune(s string) string {
+	for i := len(s) - 1; i >= 0 && i >= len(s)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(s[i]) {
+			if !utf8.FullRuneInString(s[i:]) {
+				return s[:i]
+			}
+			return s
+		}
+	}
+	return s
+}
+
+// textual reports whether a Content-Type is text a model can read.
+func textual(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return false
+	}
+	switch {
+	case strings.HasPrefix(mt, "text/"),
+		strings.HasSuffix(mt, "+json"), strings.HasSuffix(mt, "+xml"),
+		mt == "application/json", mt == "application/xml", mt == "application/yaml",
+		mt == "application/javascript", mt == "application/x-www-form-urlencoded":
+		return true
+	}
+	return false
+}
+
+// Healthcheck reports whether the API answers: it sends a GET to the spec URL
+// when the document comes from an http(s) URL, else to the base URL (loading
+// the document when BaseURL is not set). 2xx and 3xx are OK, 4xx a WARNING,
+// 5xx and no answer an ERROR; Detail gives the reason. It honours ctx and
+// Config.Timeout and does not follow redirects.
+func (d *ToolDriver) Healthcheck(ctx context.Context) mcs.HealthResult {
+	target := d.src.url
+	if target == nil {
+		target = d.base
+	}
+	if target == nil {
+		s, err := d.load(ctx)
+		if err != nil {
+			return mcs.HealthResult{Status: mcs.HealthError, Detail: err.Error()}
+		}
+		if s.base == nil {
+			return mcs.HealthResult{Status: mcs.HealthError, Detail: "the document gives no usable server URL; set Config.BaseURL"}
+		}
+		target = s.base
+	}
+	ctx, cancel := context.WithTimeout(ctx, d.cfg.Timeout)
+	defer cancel()
+	shown := redactURL(target)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target.String(), nil)
+	if err != nil {
+		return mcs.HealthResult{Status: mcs.HealthError, Detail: fmt.Sprintf("GET %s: %v", shown, err)}
+	}
+	client := *d.client
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, err := client.Do(req)
+	if err != nil {
+		red := newRedactor(d.secrets)
+		return mcs.HealthResult{Status: mcs.HealthError, Detail: red.apply(fmt.Sprintf("unreachable: %v", redactClientError(err)))}
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	detail := fmt.Sprintf("GET %s: %s", shown, statusLine(resp))
+	switch {
+	case resp.StatusCode < 400:
+		return mcs.HealthResult{Status: mcs.HealthOK, Detail: detail}
+	case resp.StatusCode < 500:
+		return mcs.HealthResult{Status: mcs.HealthWarning, Detail: detail}
+	default:
+		return mcs.HealthResult{Status: mcs.HealthError, Detail: detail}
+	}
+}
+
+// cloneMap deep-copies a JSON value map.
+func cloneMap(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	out := maps.Clone(m)
+	for k, v := range out {
+		out[k] = cloneValue(v)
+	}
+	return out
+}
+
+func cloneValue(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		return cloneMap(x)
+	case []any:
+		c := make([]any, len(x))
+		for i, e := range x {
+			c[i] = cloneValue(e)
+		}
+		return c
+	default:
+		return v
+	}
+}

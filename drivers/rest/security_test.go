@@ -1,0 +1,274 @@
+package rest
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcs-go/mcs"
+	"github.com/mcs-go/mcs/middleware/auth"
+)
+
+// secrets are the credentials of the security fixture, one per scheme.
+var secrets = map[string]string{
+	"headerKey": "hk-secret-1",
+	"queryKey":  "qk-secret-2",
+	"cookieKey": "ck-secret-3",
+	"bearer":    "bearer-secret-4",
+	"basic":     "ann:pa55word",
+	"oauth":     "oauth-secret-5",
+	"oidc":      "oidc-secret-6",
+}
+
+// recordingProvider serves tokens from a map and records the scopes asked.
+type recordingProvider struct {
+	tokens map[string]string
+	mu     sync.Mutex
+	asked  []string
+}
+
+func (p *recordingProvider) Token(_ context.Context, scope string) (string, error) {
+	p.mu.Lock()
+	p.asked = append(p.asked, scope)
+	p.mu.Unlock()
+	if tok, ok := p.tokens[scope]; ok {
+		return tok, nil
+	}
+	return "", fmt.Errorf("%w for %q", auth.ErrNoCredential, scope)
+}
+
+func (p *recordingProvider) scopes() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.asked)
+}
+
+func securityAPI(t *testing.T, creds auth.CredentialProvider, respond http.HandlerFunc) (*apiServer, *ToolDriver) {
+	t.Helper()
+	api := newAPI(t, respond)
+	td := mustToolDriver(t, Config{Spec: fixture(t, "security.yaml"), BaseURL: api.URL, Credentials: creds})
+	return api, td
+}
+
+func TestSecuritySchemes(t *testing.T) {
+	basic := "Basic " + base64.StdEncoding.EncodeToString([]byte("ann:pa55word"))
+	tests := []struct {
+		tool  string
+		args  map[string]any
+		want  recorded
+		asked []string
+	}{
+		{"withHeaderKey", nil, recorded{Method: "GET", URI: "/header", Header: hdr("X-Api-Key", "hk-secret-1")}, []string{"headerKey"}},
+		{"withQueryKey", map[string]any{"q": "x"}, recorded{Method: "GET", URI: "/query?api_key=qk-secret-2&q=x", Header: hdr()}, []string{"queryKey"}},
+		{"withCookieKey", map[string]any{"theme": "dark"}, recorded{Method: "GET", URI: "/cookie", Header: hdr("Cookie", "theme=dark; sid=ck-secret-3")}, []string{"cookieKey"}},
+		{"withBearer", nil, recorded{Method: "GET", URI: "/bearer", Header: hdr("Authorization", "Bearer bearer-secret-4")}, []string{"bearer"}},
+		{"withBasic", nil, recorded{Method: "GET", URI: "/basic", Header: hdr("Authorization", basic)}, []string{"basic"}},
+		{"withOAuth2", nil, recorded{Method: "GET", URI: "/oauth", Header: hdr("Authorization", "Bearer oauth-secret-5")}, []string{"oauth"}},
+		{"withOpenIDConnect", nil, recorded{Method: "GET", URI: "/oidc", Header: hdr("Authorization", "Bearer oidc-secret-6")}, []string{"oidc"}},
+		{"withBoth", nil, recorded{Method: "GET", URI: "/both?api_key=qk-secret-2", Header: hdr("X-Api-Key", "hk-secret-1")}, []string{"headerKey", "queryKey"}},
+		{"withEither", nil, recorded{Method: "GET", URI: "/either", Header: hdr("Authorization", "Bearer bearer-secret-4")}, []string{"bearer"}},
+		{"withOptional", nil, recorded{Method: "GET", URI: "/optional", Header: hdr("Authorization", "Bearer bearer-secret-4")}, []string{"bearer"}},
+		{"publicOp", nil, recorded{Method: "GET", URI: "/public", Header: hdr()}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.tool, func(t *testing.T) {
+			p := &recordingProvider{tokens: secrets}
+			api, td := securityAPI(t, p, nil)
+			if _, err := td.ExecuteTool(context.Background(), tc.tool, tc.args); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff([]recorded{tc.want}, api.requests()); diff != "" {
+				t.Errorf("requests (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.asked, p.scopes()); diff != "" {
+				t.Errorf("scopes asked (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// When the first alternative has no credential the next one is used; an
+// empty alternative allows anonymous access.
+func TestSecurityAlternatives(t *testing.T) {
+	p := &recordingProvider{tokens: map[string]string{"basic": "ann:pa55word"}}
+	api, td := securityAPI(t, p, nil)
+	ctx := context.Background()
+	for _, tool := range []string{"withEither", "withOptional"} {
+		if _, err := td.ExecuteTool(ctx, tool, nil); err != nil {
+			t.Fatalf("%s: %v", tool, err)
+		}
+	}
+	want := []recorded{
+		{Method: "GET", URI: "/either", Header: hdr("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte("ann:pa55word")))},
+		{Method: "GET", URI: "/optional", Header: hdr()},
+	}
+	if diff := cmp.Diff(want, api.requests()); diff != "" {
+		t.Errorf("requests (-want +got):\n%s", diff)
+	}
+}
+
+func TestSecurityFailures(t *testing.T) {
+	tests := []struct {
+		name   string
+		tool   string
+		tokens map[string]string
+		is     error
+		want   string
+	}{
+		{"no credential", "withHeaderKey", nil, auth.ErrNoCredential, `credential for security scheme "headerKey": no credential for "headerKey"`},
+		{"empty token", "withBearer", map[string]string{"bearer": ""}, auth.ErrNoCredential, `credential for security scheme "bearer": no credential (the provider returned an empty token)`},
+		{"one of two missing", "withBoth", map[string]string{"headerKey": "k1234"}, auth.ErrNoCredential, `"queryKey"`},
+		{"undefined scheme", "withUndefined", secrets, nil, `security scheme "nowhere" is not defined`},
+		{"token with a line break", "withBearer", map[string]string{"bearer": "abcd\r\nX-Evil: 1"}, nil, "contains a line break"},
+		{"cookie-unsafe token", "withCookieKey", map[string]string{"cookieKey": "a;b=c"}, nil, "characters a cookie cannot carry"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			api, td := securityAPI(t, &recordingProvider{tokens: tc.tokens}, nil)
+			_, err := td.ExecuteTool(context.Background(), tc.tool, nil)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error = %v, want one containing %q", err, tc.want)
+			}
+			if tc.is != nil && !errors.Is(err, tc.is) {
+				t.Errorf("error = %v, want it to wrap %v", err, tc.is)
+			}
+			if n := len(api.requests()); n != 0 {
+				t.Errorf("%d requests sent, want none", n)
+			}
+			for _, s := range tc.tokens {
+				if s != "" && strings.Contains(err.Error(), s) {
+					t.Errorf("the error shows the credential: %v", err)
+				}
+			}
+		})
+	}
+}
+
+// Without a provider, requests go out without credentials.
+func TestNoProvider(t *testing.T) {
+	api, td := securityAPI(t, nil, nil)
+	if _, err := td.ExecuteTool(context.Background(), "withBearer", nil); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]recorded{{Method: "GET", URI: "/bearer", Header: hdr()}}, api.requests()); diff != "" {
+		t.Errorf("requests (-want +got):\n%s", diff)
+	}
+}
+
+// A challenge from the provider travels up unchanged, so that the auth
+// middleware can show it; a challenge is preferred over a missing credential
+// of an earlier alternative.
+func TestChallengeTravelsUp(t *testing.T) {
+	ch := &auth.Challenge{Message: "open the URL and enter the code", URL: "https://auth.example.com/device", Code: "WDJB-MJHT", Scope: "basic"}
+	p := providerFunc(func(_ context.Context, scope string) (string, error) {
+		if scope == "basic" {
+			return "", ch
+		}
+		return "", auth.ErrNoCredential
+	})
+	api, td := securityAPI(t, p, nil)
+	_, err := td.ExecuteTool(context.Background(), "withEither", nil)
+	if err != ch {
+		t.Fatalf("error = %#v, want the provider's challenge itself", err)
+	}
+
+	d, err := New(Config{Spec: fixture(t, "security.yaml"), BaseURL: api.URL, Credentials: p}, mcs.WithMiddleware(auth.New()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := d.ExecuteTool(context.Background(), "withBasic", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(ch.Result(), res); diff != "" {
+		t.Errorf("result through the auth middleware (-want +got):\n%s", diff)
+	}
+	if n := len(api.requests()); n != 0 {
+		t.Errorf("%d requests sent, want none", n)
+	}
+}
+
+// Credentials never appear in results or errors, whatever the server or the
+// transport echoes.
+func TestCredentialsNeverLeak(t *testing.T) {
+	echo := func(status int) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(status)
+			fmt.Fprintf(w, "%s %s\n", r.Method, r.RequestURI)
+			_ = r.Header.Write(w)
+		}
+	}
+	leaks := func(s string) []string {
+		var out []string
+		all := []string{"static-secret-7", "pw-secret-8", base64.StdEncoding.EncodeToString([]byte("ann:pa55word"))}
+		for _, v := range secrets {
+			all = append(all, v)
+		}
+		for _, v := range all {
+			if strings.Contains(s, v) {
+				out = append(out, v)
+			}
+		}
+		return out
+	}
+	tools := []string{"withHeaderKey", "withQueryKey", "withCookieKey", "withBearer", "withBasic", "withOAuth2", "withOpenIDConnect", "withBoth"}
+	headers := map[string]string{"X-Api-Token": "static-secret-7", "X-Client": "mcs-client"}
+
+	for _, status := range []int{200, 500} {
+		api := newAPI(t, echo(status))
+		td := mustToolDriver(t, Config{Spec: fixture(t, "security.yaml"), BaseURL: api.URL, Credentials: auth.NewStaticProvider(secrets), Headers: headers})
+		for _, tool := range tools {
+			res, err := td.ExecuteTool(context.Background(), tool, nil)
+			text := fmt.Sprint(res, err)
+			if l := leaks(text); l != nil {
+				t.Errorf("status %d, %s: the output shows %q:\n%s", status, tool, l, text)
+			}
+			if !strings.Contains(text, redacted) || !strings.Contains(text, "mcs-client") {
+				t.Errorf("status %d, %s: want the echo with credentials replaced by %s:\n%s", status, tool, redacted, text)
+			}
+		}
+	}
+
+	// The transport fails and its error quotes the request.
+	failing := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		return nil, fmt.Errorf("proxy refused %s with %q", r.URL, r.Header.Get("Authorization"))
+	})
+	td := mustToolDriver(t, Config{
+		Spec: fixture(t, "security.yaml"), BaseURL: "http://user:pw-secret-8@api.test",
+		Credentials: auth.NewStaticProvider(secrets), HTTPClient: &http.Client{Transport: failing},
+	})
+	for _, tool := range tools {
+		_, err := td.ExecuteTool(context.Background(), tool, nil)
+		if err == nil {
+			t.Fatalf("%s: no error from a failing transport", tool)
+		}
+		if l := leaks(err.Error()); l != nil {
+			t.Errorf("%s: the error shows %q: %v", tool, l, err)
+		}
+	}
+}
+
+// A response body echoing a credential across the MaxResponseBytes cut does
+// not show part of it.
+func TestCredentialAcrossTheCut(t *testing.T) {
+	api := newAPI(t, func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "0123456789"+r.Header.Get("Authorization"))
+	})
+	td := mustToolDriver(t, Config{Spec: fixture(t, "security.yaml"), BaseURL: api.URL, Credentials: auth.NewStaticProvider(secrets), MaxResponseBytes: 20})
+	res, err := td.ExecuteTool(context.Background(), "withBearer", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(res.(string), "bearer-s") {
+		t.Errorf("result shows part of the credential: %q", res)
+	}
+}

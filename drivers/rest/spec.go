@@ -1,0 +1,553 @@
+package rest
+
+import (
+	"errors"
+	"fmt"
+	"mime"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/mcs-go/mcs"
+)
+
+// maxNameLen is the longest tool name the driver publishes.
+const maxNameLen = 64
+
+// Where an argument goes.
+const (
+	inPath    = "path"
+	inQuery   = "query"
+	inHeader  = "header"
+	inCookie  = "cookie"
+	inBody    = "body"    // one property of a JSON object body
+	inForm    = "form"    // one field of a form body
+	inPayload = "payload" // the whole body
+)
+
+// How the request body is encoded.
+type bodyKind int
+
+const (
+	bodyNone bodyKind = iota
+	bodyJSON
+	bodyForm
+	bodyMultipart
+	bodyRaw
+)
+
+// spec is a loaded document: the tools in order and the operations by name.
+// It is immutable.
+type spec struct {
+	tools []mcs.Tool
+	ops   map[string]*operation
+	base  *url.URL // the document's base URL; nil when it has none
+}
+
+// operation is everything needed to execute one tool.
+type operation struct {
+	tool   mcs.Tool
+	method string // upper case
+	path   string // the path template, such as /pets/{petId}
+	args   []argument
+	index  map[string]int // argument name -> position in args
+	body   bodyKind
+	media  string // the Content-Type of the body
+	// bodyRequired says the document requires a body even when no body
+	// argument is given.
+	bodyRequired bool
+	base         *url.URL
+	baseErr      error
+	// security lists the alternatives the document allows, in order; one of
+	// them must be satisfied. An empty alternative means anonymous access. Nil
+	// means the operation needs no credentials.
+	security [][]schemeUse
+}
+
+// argument is one tool parameter and where it goes.
+type argument struct {
+	name     string // the name the model uses
+	wire     string // the name on the wire
+	in       string
+	required bool
+	types    []string // the schema's types; nil means any
+	style    string
+	explode  bool
+	asJSON   bool // a parameter with content: the value is sent as JSON text
+	binary   bool // a multipart field sent as a file
+}
+
+type schemeUse struct {
+	name   string
+	scheme *openapi3.SecurityScheme // nil when the document does not define it
+}
+
+// builder turns a parsed document into a spec.
+type builder struct {
+	doc     *openapi3.T
+	cfg     Config
+	specURL *url.URL // the http(s) URL the spec came from; nil otherwise
+	base    *url.URL // Config.BaseURL; nil when unset
+}
+
+func (b *builder) build(ol outline) *spec {
+	s := &spec{ops: map[string]*operation{}}
+	docBase, docErr := b.docBase()
+	s.base = docBase
+
+	// Paths in document order, then any the outline missed, sorted.
+	order := ol.paths
+	seen := make(map[string]bool, len(order))
+	for _, po := range order {
+		seen[po.path] = true
+	}
+	for _, p := range b.doc.Paths.Keys() {
+		if !seen[p] {
+			order = append(order, pathOrder{path: p})
+		}
+	}
+	done := map[string]bool{}
+	used := map[string]bool{}
+	for _, po := range order {
+		if done[po.path] {
+			continue
+		}
+		done[po.path] = true
+		item := b.doc.Paths.Value(po.path)
+		if item == nil || !b.pathIncluded(po.path) {
+			continue
+		}
+		pathBase, pathErr := docBase, docErr
+		if len(item.Servers) > 0 {
+			pathBase, pathErr = b.server(item.Servers[0])
+		}
+		ms := po.methods
+		for _, m := range methods {
+			if !slices.Contains(ms, m) {
+				ms = append(ms[:len(ms):len(ms)], m)
+			}
+		}
+		for _, m := range ms {
+			op := item.GetOperation(strings.ToUpper(m))
+			if op == nil || !b.tagsIncluded(op.Tags) {
+				continue
+			}
+			o := b.operation(po.path, m, item, op)
+			o.base, o.baseErr = pathBase, pathErr
+			if op.Servers != nil && len(*op.Servers) > 0 {
+				o.base, o.baseErr = b.server((*op.Servers)[0])
+			}
+			o.tool.Name = uniqueToolName(baseToolName(op.OperationID, m, po.path), used)
+			s.tools = append(s.tools, o.tool)
+			s.ops[o.tool.Name] = o
+		}
+	}
+	return s
+}
+
+func (b *builder) pathIncluded(p string) bool {
+	return len(b.cfg.IncludePaths) == 0 || slices.Contains(b.cfg.IncludePaths, p)
+}
+
+func (b *builder) tagsIncluded(tags []string) bool {
+	if len(b.cfg.IncludeTags) == 0 {
+		return true
+	}
+	for _, want := range b.cfg.IncludeTags {
+		for _, t := range tags {
+			if strings.EqualFold(want, t) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// docBase is the base URL of operations without servers of their own.
+func (b *builder) docBase() (*url.URL, error) {
+	if b.base != nil {
+		return b.base, nil
+	}
+	if len(b.doc.Servers) > 0 && b.doc.Servers[0] != nil {
+		return b.server(b.doc.Servers[0])
+	}
+	// No servers: OpenAPI's default server is "/", relative to the document.
+	if b.specURL == nil {
+		return nil, errors.New("the document has no servers and was not loaded from an http(s) URL; set Config.BaseURL")
+	}
+	return b.server(&openapi3.Server{URL: "/"})
+}
+
+// server resolves a server object to an absolute http(s) URL: variables take
+// their defaults and a relative URL resolves against the spec's URL.
+func (b *builder) server(srv *openapi3.Server) (*url.URL, error) {
+	if srv == nil {
+		return nil, errors.New("the server object is empty")
+	}
+	raw := srv.URL
+	for _, name := range sortedKeys(srv.Variables) {
+		if v := srv.Variables[name]; v != nil {
+			raw = strings.ReplaceAll(raw, "{"+name+"}", v.Default)
+		}
+	}
+	if strings.ContainsAny(raw, "{}") {
+		return nil, fmt.Errorf("server URL %q has a variable without a default; set Config.BaseURL", srv.URL)
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("server URL %q is not a valid URL; set Config.BaseURL", srv.URL)
+	}
+	if !u.IsAbs() {
+		ref := b.specURL
+		if ref == nil {
+			ref = b.base
+		}
+		if ref == nil {
+			return nil, fmt.Errorf("server URL %q is relative and the spec was not loaded from an http(s) URL; set Config.BaseURL", srv.URL)
+		}
+		u = ref.ResolveReference(u)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("server URL %q is not an http(s) URL; set Config.BaseURL", srv.URL)
+	}
+	u.Fragment, u.RawFragment = "", ""
+	return u, nil
+}
+
+// operation builds the tool and the argument plan of one operation. The name
+// is set by the caller.
+func (b *builder) operation(path, method string, item *openapi3.PathItem, op *openapi3.Operation) *operation {
+	o := &operation{method: strings.ToUpper(method), path: path, index: map[string]int{}}
+	o.tool.Title = strings.TrimSpace(op.Summary)
+	switch {
+	case strings.TrimSpace(op.Description) != "":
+		o.tool.Description = strings.TrimSpace(op.Description)
+	case o.tool.Title != "":
+		o.tool.Description = o.tool.Title
+	default:
+		o.tool.Description = o.method + " " + path
+	}
+
+	// Operation parameters, then the path item's that are not overridden.
+	type key struct{ in, name string }
+	var params []*openapi3.Parameter
+	have := map[key]bool{}
+	for _, list := range []openapi3.Parameters{op.Parameters, item.Parameters} {
+		for _, ref := range list {
+			if ref == nil || ref.Value == nil {
+				continue
+			}
+			p := ref.Value
+			k := key{p.In, p.Name}
+			if have[k] {
+				continue
+			}
+			have[k] = true
+			params = append(params, p)
+		}
+	}
+	for _, p := range params {
+		o.addParameter(p)
+	}
+	// A template variable the document does not declare (or declares in a
+	// document that is not loaded) is still a required path parameter.
+	for _, name := range templateVars(path) {
+		if o.argIn(name, inPath) == nil {
+			o.add(argument{wire: name, in: inPath, required: true, style: "simple", types: []string{"string"}},
+				name, "", map[string]any{"type": "string"})
+		}
+	}
+	if op.RequestBody != nil && op.RequestBody.Value != nil {
+		o.addBody(op.RequestBody.Value)
+	}
+	o.security = b.security(op)
+	return o
+}
+
+// templateVars returns the names between braces in a path template, in order.
+func templateVars(path string) []string {
+	var out []string
+	for {
+		open := strings.IndexByte(path, '{')
+		if open < 0 {
+			return out
+		}
+		end := strings.IndexByte(path[open:], '}')
+		if end < 0 {
+			return out
+		}
+		if name := path[open+1 : open+end]; name != "" && !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+		path = path[open+end+1:]
+	}
+}
+
+// ignoredHeaders are header parameters OpenAPI says to ignore.
+var ignoredHeaders = []string{"accept", "content-type", "authorization"}
+
+func (o *operation) addParameter(p *openapi3.Parameter) {
+	switch p.In {
+	case inPath, inQuery, inHeader, inCookie:
+	default:
+		return
+	}
+	if p.Name == "" || (p.In == inHeader && slices.Contains(ignoredHeaders, strings.ToLower(p.Name))) {
+		return
+	}
+	a := argument{wire: p.Name, in: p.In, required: p.Required || p.In == inPath}
+	schemaRef := p.Schema
+	if schemaRef == nil && len(p.Content) > 0 {
+		mt := p.Content[sortedKeys(p.Content)[0]]
+		if mt != nil {
+			schemaRef = mt.Schema
+		}
+		a.asJSON = true
+	}
+	a.types = schemaTypes(schemaRef)
+	// OpenAPI's defaults: form for query and cookie, simple for path and
+	// header; explode only for form.
+	switch {
+	case p.Style != "":
+		a.style = p.Style
+	case p.In == inQuery || p.In == inCookie:
+		a.style = "form"
+	default:
+		a.style = "simple"
+	}
+	a.explode = a.style == "form"
+	if p.Explode != nil {
+		a.explode = *p.Explode
+	}
+	name := p.Name
+	if o.taken(name) {
+		name = p.In + "_" + p.Name
+	}
+	o.add(a, name, p.Description, convertSchema(schemaRef))
+}
+
+func (o *operation) addBody(rb *openapi3.RequestBody) {
+	media, mt, kind := pickMedia(rb.Content)
+	if kind == bodyNone {
+		return
+	}
+	o.body, o.media, o.bodyRequired = kind, media, rb.Required
+	var schemaRef *openapi3.SchemaRef
+	if mt != nil {
+		schemaRef = mt.Schema
+	}
+	if kind == bodyJSON || kind == bodyForm || kind == bodyMultipart {
+		if shape, ok := flattenObject(schemaRef); ok {
+			in := inBody
+			if kind != bodyJSON {
+				in = inForm
+			}
+			for _, prop := range sortedKeys(shape.props) {
+				ps := shape.props[prop]
+				if ps != nil && ps.Value != nil && ps.Value.ReadOnly {
+					continue
+				}
+				a := argument{wire: prop, in: in, required: shape.required[prop], types: schemaTypes(ps)}
+				if kind == bodyMultipart && ps != nil && ps.Value != nil {
+					a.binary = ps.Value.Format == "binary" || ps.Value.ContentMediaType == "application/octet-stream"
+				}
+				name := prop
+				if o.taken(name) {
+					name = "body_" + prop
+				}
+				desc := ""
+				if ps != nil && ps.Value != nil {
+					desc = ps.Value.Description
+				}
+				o.add(a, name, desc, convertSchema(ps))
+			}
+			return
+		}
+	}
+	a := argument{wire: "body", in: inPayload, required: rb.Required, types: schemaTypes(schemaRef)}
+	schema := convertSchema(schemaRef)
+	if kind == bodyRaw && schema == nil {
+		schema = map[string]any{"type": "string"}
+	}
+	if schema == nil {
+		schema = map[string]any{}
+	}
+	desc := strings.TrimSpace(rb.Description)
+	if desc == "" {
+		desc = "The request body (" + media + ")."
+	}
+	name := "body"
+	if o.taken(name) {
+		name = "body_body"
+	}
+	o.add(a, name, desc, schema)
+}
+
+// taken reports whether an argument already has name.
+func (o *operation) taken(name string) bool {
+	_, ok := o.index[name]
+	return ok
+}
+
+// add appends a with the first free name among name, name_2, name_3, ...
+func (o *operation) add(a argument, name, desc string, schema map[string]any) {
+	final := name
+	for i := 2; o.taken(final); i++ {
+		final = name + "_" + strconv.Itoa(i)
+	}
+	a.name = final
+	o.index[final] = len(o.args)
+	o.args = append(o.args, a)
+	o.tool.Parameters = append(o.tool.Parameters, mcs.Parameter{
+		Name:        final,
+		Description: strings.TrimSpace(desc),
+		Required:    a.required,
+		Schema:      schema,
+	})
+}
+
+// pickMedia chooses the request body media type: application/json, then any
+// other JSON type, then a form, then multipart, then the first other type.
+func pickMedia(content openapi3.Content) (string, *openapi3.MediaType, bodyKind) {
+	best, bestRank := "", 0
+	var kind bodyKind
+	for _, media := range sortedKeys(content) {
+		k, rank := mediaRank(media, content[media])
+		if rank > bestRank {
+			best, bestRank, kind = media, rank, k
+		}
+	}
+	if bestRank == 0 {
+		return "", nil, bodyNone
+	}
+	send := best
+	switch {
+	case kind == bodyJSON && strings.Contains(best, "*"):
+		send = "application/json"
+	case kind == bodyForm:
+		send = "application/x-www-form-urlencoded"
+	}
+	return send, content[best], kind
+}
+
+func mediaRank(media string, mt *openapi3.MediaType) (bodyKind, int) {
+	base, _, err := mime.ParseMediaType(media)
+	if err != nil {
+		base = strings.ToLower(strings.TrimSpace(media))
+	}
+	switch {
+	case base == "application/json":
+		return bodyJSON, 6
+	case strings.HasSuffix(base, "+json"), base == "text/json":
+		return bodyJSON, 5
+	case base == "*/*" || base == "application/*":
+		// Swagger 2.0 without consumes: formData fields still make a form.
+		if k, ok := swaggerFormKind(mt); ok {
+			return k, 4
+		}
+		return bodyJSON, 4
+	case base == "application/x-www-form-urlencoded":
+		return bodyForm, 3
+	case base == "multipart/form-data":
+		return bodyMultipart, 2
+	case strings.Contains(base, "/") && !strings.Contains(base, "*"):
+		return bodyRaw, 1
+	}
+	return bodyNone, 0
+}
+
+// swaggerFormKind recognises a body converted from Swagger 2.0 formData
+// parameters.
+func swaggerFormKind(mt *openapi3.MediaType) (bodyKind, bool) {
+	if mt == nil || mt.Schema == nil || mt.Schema.Value == nil {
+		return bodyNone, false
+	}
+	form, file := false, false
+	for _, p := range mt.Schema.Value.Properties {
+		if p == nil || p.Value == nil {
+			continue
+		}
+		if _, ok := p.Value.Extensions["x-formData-name"]; ok {
+			form = true
+			file = file || p.Value.Format == "binary"
+		}
+	}
+	switch {
+	case file:
+		return bodyMultipart, true
+	case form:
+		return bodyForm, true
+	}
+	return bodyNone, false
+}
+
+// security returns the security alternatives of op.
+func (b *builder) security(op *openapi3.Operation) [][]schemeUse {
+	reqs := b.doc.Security
+	if op.Security != nil {
+		reqs = *op.Security
+	}
+	if len(reqs) == 0 {
+		return nil
+	}
+	var schemes openapi3.SecuritySchemes
+	if b.doc.Components != nil {
+		schemes = b.doc.Components.SecuritySchemes
+	}
+	out := make([][]schemeUse, 0, len(reqs))
+	for _, req := range reqs {
+		alt := make([]schemeUse, 0, len(req))
+		for _, name := range sortedKeys(req) {
+			use := schemeUse{name: name}
+			if ref := schemes[name]; ref != nil {
+				use.scheme = ref.Value
+			}
+			alt = append(alt, use)
+		}
+		out = append(out, alt)
+	}
+	return out
+}
+
+// baseToolName derives a tool name: the operationId, else <method>_<path>
+// with the slashes as underscores and the braces dropped; every character
+// outside [A-Za-z0-9_-] becomes "_"; at most maxNameLen characters.
+func baseToolName(operationID, method, path string) string {
+	raw := operationID
+	if raw == "" {
+		p := strings.NewReplacer("{", "", "}", "").Replace(path)
+		p = strings.ReplaceAll(strings.Trim(p, "/"), "/", "_")
+		raw = method
+		if p != "" {
+			raw += "_" + p
+		}
+	}
+	var sb strings.Builder
+	for _, r := range raw {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-':
+			sb.WriteRune(r)
+		default:
+			sb.WriteByte('_')
+		}
+		if sb.Len() == maxNameLen {
+			break
+		}
+	}
+	return sb.String()
+}
+
+// uniqueToolName returns name, or name_2, name_3, ... (cut to fit maxNameLen),
+// whichever is free first, and marks it used.
+func uniqueToolName(name string, used map[string]bool) string {
+	final := name
+	for i := 2; used[final]; i++ {
+		suffix := "_" + strconv.Itoa(i)
+		final = name[:min(len(name), maxNameLen-len(suffix))] + suffix
+	}
+	used[final] = true
+	return final
+}
