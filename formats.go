@@ -679,7 +679,12 @@ func (a *anthropicAssembler) Message() map[string]any {
 		case "tool_use":
 			var input any = map[string]any{}
 			if b.json.Len() > 0 {
-				input = b.json.String() // decoded (or reported malformed) at extraction
+				var m map[string]any
+				if json.Unmarshal([]byte(b.json.String()), &m) == nil && m != nil {
+					input = m
+				} else {
+					input = b.json.String() // incomplete: reported as malformed at extraction
+				}
 			} else if b.input != nil {
 				input = b.input
 			}
