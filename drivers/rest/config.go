@@ -61,8 +61,10 @@ type Config struct {
 	// request without credentials.
 	Credentials auth.CredentialProvider
 	// HTTPClient sends requests and fetches the spec; nil means
-	// http.DefaultClient. The driver uses a copy with its own redirect policy
-	// and never modifies the client given.
+	// http.DefaultClient. The driver uses a copy whose redirect policy follows
+	// redirects only to the same host and port, never from https to http and
+	// at most 10 times (the client's own policy still applies on top), and
+	// never modifies the client given.
 	HTTPClient *http.Client
 	// Timeout bounds one tool call, response body included, and the fetch of
 	// an http(s) SpecURL; zero means DefaultTimeout.

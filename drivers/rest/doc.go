@@ -14,9 +14,12 @@
 // Every operation (get, put, post, delete, patch, head, options) becomes one
 // tool, in document order: paths as written, then methods as written. The
 // name is the operationId, else <method>_<path> with the slashes as "_" and
-// the braces dropped (get /pets/{petId} gives get_pets_petId); every character
-// outside [A-Za-z0-9_-] becomes "_", names are cut to 64 characters and
-// duplicates get _2, _3. The title is the summary; the description is the
+// the braces dropped; every character outside [A-Za-z0-9_-] becomes "_",
+// names are cut to 64 characters and duplicates get _2, _3. The path's leading
+// and trailing slashes are dropped rather than turned into "_": get
+// /pets/{petId} gives get_pets_petId, not get__pets_petId, because a double
+// underscore is the separator an orchestrator puts between a driver's label
+// and a tool name. The title is the summary; the description is the
 // description, else the summary, else the method and path.
 //
 // The parameters are the operation's, then the path item's that it does not
@@ -35,6 +38,18 @@
 // document's author, not the operator, chose where they point): the objects
 // they stand for load as empty ones that name the reference.
 //
+// # Base URL
+//
+// Requests go to [Config.BaseURL] when it is set, else to the document's first
+// server, its variables replaced by their defaults and a relative URL resolved
+// against the URL the document was fetched from; a document without servers
+// uses that URL's host. A Swagger 2.0 document without host likewise uses the
+// host that served it, and one with a host but no schemes the scheme it was
+// fetched with. Servers declared on a path or an operation override the
+// document's default for it. Config.BaseURL, when set, wins over every server
+// the document names: it is the operator's choice, and the document must not be
+// able to send requests, with their credentials, to another host.
+//
 // # Execution
 //
 // Arguments go where the document says: path (each value percent-encoded as
@@ -51,7 +66,8 @@
 // bearer). Tokens come from [Config.Credentials], asked with the scheme's name
 // as the scope; an *auth.Challenge from the provider is returned unchanged so
 // that the auth middleware can show it. Credentials are removed from results
-// and errors.
+// and errors, as are the password in BaseURL and the values of configured
+// headers named like secrets; the driver writes no logs.
 //
 // A 2xx response returns its body as a string, cut at
 // [Config.MaxResponseBytes] with a marker; any other status fails with a

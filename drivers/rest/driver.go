@@ -3,9 +3,9 @@ package rest
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"fmt"
 	"io"
-	"maps"
 	"math"
 	"mime"
 	"net/http"
@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcs-go/mcs"
+	"github.com/mcs-go/mcs/internal/clone"
 )
 
 // Version is the version of the REST driver reported in its Meta.
@@ -73,9 +74,12 @@ func NewToolDriver(cfg Config) (*ToolDriver, error) {
 		return nil, err
 	}
 	secrets := sensitiveHeaderSecrets(c.Headers)
-	if base != nil {
+	if base != nil && base.User != nil {
+		// Sent as basic authentication, so a server may echo it encoded.
+		plain := base.User.Username()
 		if pw, ok := base.User.Password(); ok {
-			secrets = append(secrets, pw)
+			plain += ":" + pw
+			secrets = append(secrets, basicSecrets(base64.StdEncoding.EncodeToString([]byte(plain)), plain)...)
 		}
 	}
 	return &ToolDriver{
@@ -135,7 +139,11 @@ func (d *ToolDriver) load(ctx context.Context) (*spec, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load OpenAPI document %s: %w", d.src, err)
 	}
-	doc, ol, err := parse(ctx, data)
+	scheme := ""
+	if d.src.url != nil {
+		scheme = strings.ToLower(d.src.url.Scheme)
+	}
+	doc, ol, err := parse(ctx, data, scheme)
 	if err != nil {
 		return nil, fmt.Errorf("load OpenAPI document %s: %w", d.src, err)
 	}
@@ -158,15 +166,16 @@ func (d *ToolDriver) ListTools(ctx context.Context) ([]mcs.Tool, error) {
 	for i, t := range s.tools {
 		t.Parameters = slices.Clone(t.Parameters)
 		for j := range t.Parameters {
-			t.Parameters[j].Schema = cloneMap(t.Parameters[j].Schema)
+			t.Parameters[j].Schema = clone.Args(t.Parameters[j].Schema)
 		}
 		out[i] = t
 	}
 	return out, nil
 }
 
-// HasTool reports whether the document defines a tool called name, loading
-// the document when needed.
+// HasTool reports whether the document defines a tool called name (after the
+// filters), loading the document when needed; a load error is returned as by
+// ListTools.
 func (d *ToolDriver) HasTool(ctx context.Context, name string) (bool, error) {
 	s, err := d.load(ctx)
 	if err != nil {
@@ -177,7 +186,8 @@ func (d *ToolDriver) HasTool(ctx context.Context, name string) (bool, error) {
 }
 
 // ExecuteTool sends the request of the named operation and returns the
-// response body as a string.
+// response body as a string. A load error is returned as by ListTools; a name
+// the document does not define fails with an error wrapping [ErrUnknownTool].
 //
 // Arguments go where the document says (path, query, header, cookie, body).
 // An unknown argument name, a missing required argument or a value that is
@@ -209,8 +219,7 @@ func (d *ToolDriver) ExecuteTool(ctx context.Context, name string, args map[stri
 	if err != nil {
 		return nil, err
 	}
-	red := newRedactor(creds.secrets, d.secrets)
-	text, err := d.send(ctx, op, req, creds, red)
+	text, err := d.send(ctx, op, req, creds)
 	if err != nil {
 		return nil, err
 	}
@@ -218,7 +227,8 @@ func (d *ToolDriver) ExecuteTool(ctx context.Context, name string, args map[stri
 }
 
 // send performs the request and reads the response.
-func (d *ToolDriver) send(ctx context.Context, op *operation, r *request, creds credentials, red redactor) (string, error) {
+func (d *ToolDriver) send(ctx context.Context, op *operation, r *request, creds credentials) (string, error) {
+	red := newRedactor(creds.secrets, d.secrets)
 	ctx, cancel := context.WithTimeout(ctx, d.cfg.Timeout)
 	defer cancel()
 
@@ -266,47 +276,50 @@ func (d *ToolDriver) send(ctx context.Context, op *operation, r *request, creds 
 		return "", &redactedError{msg: red.apply(err.Error()), err: err}
 	}
 	defer resp.Body.Close()
-	// Read a little past the limit so that a credential the server echoes
-	// across the cut is still found and removed whole.
-	limit := d.cfg.MaxResponseBytes
-	data, err := io.ReadAll(io.LimitReader(resp.Body, min(limit, math.MaxInt64-redactSlack)+redactSlack))
+	return readResponse(resp, op.method+" "+redactURL(&u), d.cfg.MaxResponseBytes, red)
+}
+
+// readResponse turns the response to call (such as "GET <url>", for errors)
+// into the result: the body of a 2xx response, redacted and cut at limit with
+// a marker, or a *StatusError that quotes the first maxErrorBody bytes of any
+// other response.
+func readResponse(resp *http.Response, call string, limit int64, red redactor) (string, error) {
+	// Read past what is shown by the longest credential, so that one the
+	// server echoes across the cut is found and removed whole.
+	slack := int64(max(red.longest, 1))
+	data, err := io.ReadAll(io.LimitReader(resp.Body, min(max(limit, maxErrorBody), math.MaxInt64-slack)+slack))
 	if err != nil {
-		return "", &redactedError{msg: red.apply(fmt.Sprintf("%s %s: read the response: %v", op.method, redactURL(&u), err)), err: err}
+		return "", &redactedError{msg: red.apply(fmt.Sprintf("%s: read the response: %v", call, err)), err: err}
 	}
-	truncated := int64(len(data)) > limit
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		text := red.apply(string(data))
 		return "", &StatusError{
 			StatusCode: resp.StatusCode,
 			Reason:     red.apply(reason(resp)),
-			Body:       strings.ToValidUTF8(trimPartialRune(cutUTF8(text, maxErrorBody)), "\uFFFD"),
+			Body:       strings.ToValidUTF8(trimPartialRune(cutUTF8(red.apply(string(data)), maxErrorBody)), "\uFFFD"),
 		}
 	}
 	if len(data) == 0 {
-		return statusLine(resp) + " (empty body)", nil
+		return red.apply(statusLine(resp) + " (empty body)"), nil
 	}
-	text := string(data)
+	truncated := int64(len(data)) > limit
+	head := data
 	if truncated {
-		text = trimPartialRune(text[:limit])
+		head = data[:limit]
 	}
-	if !utf8.ValidString(text) && !textual(resp.Header.Get("Content-Type")) {
+	if ct := resp.Header.Get("Content-Type"); !utf8.ValidString(trimPartialRune(string(head))) && !textual(ct) {
 		size := fmt.Sprintf("%d bytes", len(data))
 		if truncated {
 			size = fmt.Sprintf("more than %d bytes", limit)
 		}
-		return fmt.Sprintf("%s: binary response of %s (%s), not shown", statusLine(resp), size, resp.Header.Get("Content-Type")), nil
+		return red.apply(fmt.Sprintf("%s: binary response of %s (%s), not shown", statusLine(resp), size, ct)), nil
 	}
-	if truncated {
-		text = red.apply(trimPartialRune(string(data)))
-		text = trimPartialRune(text[:min(int64(len(text)), limit)])
-		return strings.ToValidUTF8(text, "\uFFFD") + fmt.Sprintf("\n[response truncated: the body is longer than %d bytes; only the first %d bytes are shown]", limit, limit), nil
+	text := red.apply(string(data))
+	if !truncated {
+		return strings.ToValidUTF8(text, "\uFFFD"), nil
 	}
-	return strings.ToValidUTF8(red.apply(text), "\uFFFD"), nil
+	text = strings.ToValidUTF8(trimPartialRune(text[:min(int64(len(text)), limit)]), "\uFFFD")
+	return text + fmt.Sprintf("\n[response truncated: the body is longer than %d bytes; only the first %d bytes are shown]", limit, limit), nil
 }
-
-// redactSlack is how far past MaxResponseBytes the body is read, so that
-// credentials crossing the cut are removed whole.
-const redactSlack = 4 << 10
 
 // trimPartialRune drops an incomplete UTF-8 sequence at the end of s.
 func trimPartialRune(s string) string {
@@ -381,32 +394,5 @@ func (d *ToolDriver) Healthcheck(ctx context.Context) mcs.HealthResult {
 		return mcs.HealthResult{Status: mcs.HealthWarning, Detail: detail}
 	default:
 		return mcs.HealthResult{Status: mcs.HealthError, Detail: detail}
-	}
-}
-
-// cloneMap deep-copies a JSON value map.
-func cloneMap(m map[string]any) map[string]any {
-	if m == nil {
-		return nil
-	}
-	out := maps.Clone(m)
-	for k, v := range out {
-		out[k] = cloneValue(v)
-	}
-	return out
-}
-
-func cloneValue(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		return cloneMap(x)
-	case []any:
-		c := make([]any, len(x))
-		for i, e := range x {
-			c[i] = cloneValue(e)
-		}
-		return c
-	default:
-		return v
 	}
 }

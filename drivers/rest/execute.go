@@ -291,15 +291,29 @@ func (op *operation) expandPath(args map[string]any) (string, error) {
 }
 
 // escapeLiteral escapes the literal part of a path template as written in the
-// document, keeping its slashes and existing escapes.
+// document: slashes, the other characters RFC 3986 allows in a path and valid
+// escapes such as %2F are kept; every other byte is percent-encoded.
 func escapeLiteral(s string) string {
-	if s == "" {
-		return ""
+	var sb strings.Builder
+	sb.Grow(len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]):
+			sb.WriteString(s[i : i+3])
+			i += 2
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9',
+			strings.IndexByte("/-._~!$&'()*+,;=:@", c) >= 0:
+			sb.WriteByte(c)
+		default:
+			fmt.Fprintf(&sb, "%%%02X", c)
+		}
 	}
-	if un, err := url.PathUnescape(s); err == nil {
-		return (&url.URL{Path: un}).EscapedPath()
-	}
-	return (&url.URL{Path: s}).EscapedPath()
+	return sb.String()
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
 }
 
 func (op *operation) argIn(wire, in string) *argument {

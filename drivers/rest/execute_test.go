@@ -623,3 +623,24 @@ func TestPathStyles(t *testing.T) {
 		}
 	}
 }
+
+// The literal parts of a path template keep their slashes and escapes, and
+// characters a path cannot hold are escaped.
+func TestEscapeLiteral(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"/pets/", "/pets/"},
+		{"/files%2Fconfig/", "/files%2Fconfig/"},
+		{"/a b/", "/a%20b/"},
+		{"/a b%2F/", "/a%20b%2F/"},
+		{"/100%/", "/100%25/"},
+		{"/%zz%4/", "/%25zz%254/"},
+		{"/v1:batch;x=1/@me", "/v1:batch;x=1/@me"},
+		{"/é/", "/%C3%A9/"},
+		{"/search?x#y", "/search%3Fx%23y"},
+	}
+	for _, tc := range tests {
+		if got := escapeLiteral(tc.in); got != tc.want {
+			t.Errorf("escapeLiteral(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

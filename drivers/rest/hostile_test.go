@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -28,25 +29,44 @@ var hostileValues = []string{
 	"http://evil.example/x",
 	"//evil.example/x",
 	"@evil.example",
+	"evil.example:80",
+	`\\evil.example\x`,
+	"%2F",
+	"a%2Fb%2F..%2F..",
+	"%00",
 	"a\x00b",
+	"a\tb",
 	"ünïcödé",
+	"\uff0e\uff0e",   // fullwidth full stops
+	"\u2025",         // two dot leader
+	"\u2024\u2024",   // one dot leaders
+	"\u002e\u0338",   // a dot and a combining mark
+	"\u202e..\u202d", // bidi overrides around ".."
 	strings.Repeat("A", 100_000),
 	strings.Repeat("../", 5_000),
 }
 
 func TestHostileArguments(t *testing.T) {
 	evil := newAPI(t, nil)
+	evilHost := strings.TrimPrefix(evil.URL, "http://")
 	var mu sync.Mutex
-	var hosts []string
-	api, td := petstoreAPI(t, Config{}, func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		hosts = append(hosts, r.Host)
-		mu.Unlock()
+	var hosts []string // the hosts the client dialled, after the spec was loaded
+	recordHosts := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if r.URL.Path != "/openapi.yaml" {
+			mu.Lock()
+			hosts = append(hosts, r.URL.Scheme+"://"+r.URL.Host+" Host: "+r.Host)
+			mu.Unlock()
+		}
+		return http.DefaultTransport.RoundTrip(r)
 	})
+	api, td := petstoreAPI(t, Config{HTTPClient: &http.Client{Transport: recordHosts}}, nil)
 	apiHost := strings.TrimPrefix(api.URL, "http://")
 	ctx := context.Background()
 
-	for _, v := range hostileValues {
+	// The same, aimed at a host that exists.
+	values := append(slices.Clone(hostileValues),
+		evil.URL, evil.URL+"/x", "//"+evilHost, "//"+evilHost+"/x", "@"+evilHost, evilHost, "http:"+evilHost)
+	for _, v := range values {
 		short := v
 		if len(short) > 30 {
 			short = short[:30] + "..."
@@ -122,9 +142,63 @@ func TestHostileArguments(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
+	if len(hosts) == 0 {
+		t.Fatal("no request went through the transport")
+	}
 	for _, h := range hosts {
+		if want := "http://" + apiHost + " Host: " + apiHost; h != want {
+			t.Errorf("a request went to %q, want %q", h, want)
+		}
+	}
+}
+
+// At the root of a base URL without a path, a value that looks like an
+// authority ("//host", "@host", "host:port") is still one path segment.
+func TestHostileRootPath(t *testing.T) {
+	doc := `openapi: 3.0.3
+info: {title: t, version: "1"}
+paths:
+  /{id}:
+    get:
+      operationId: byId
+      parameters:
+        - {name: id, in: path, required: true, schema: {type: string}}
+        - {name: q, in: query, schema: {type: string}}
+      responses: {"200": {description: ok}}
+`
+	evil := newAPI(t, nil)
+	evilHost := strings.TrimPrefix(evil.URL, "http://")
+	var mu sync.Mutex
+	var dialled []string
+	client := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		mu.Lock()
+		dialled = append(dialled, r.URL.Host)
+		mu.Unlock()
+		return http.DefaultTransport.RoundTrip(r)
+	})}
+	api := newAPI(t, nil)
+	apiHost := strings.TrimPrefix(api.URL, "http://")
+	td := mustToolDriver(t, Config{Spec: []byte(doc), BaseURL: api.URL, HTTPClient: client})
+	for _, v := range []string{"//" + evilHost, "//" + evilHost + "/x", "@" + evilHost, evilHost, evil.URL, "/" + evilHost, `\\` + evilHost} {
+		if _, err := td.ExecuteTool(context.Background(), "byId", map[string]any{"id": v, "q": evil.URL}); err != nil {
+			t.Errorf("%q: %v", v, err)
+			continue
+		}
+		reqs := api.requests()
+		uri := reqs[len(reqs)-1].URI
+		seg, _, _ := strings.Cut(strings.TrimPrefix(uri, "/"), "?")
+		if got, err := url.PathUnescape(seg); err != nil || got != v || strings.Contains(seg, "/") {
+			t.Errorf("%q: request URI %q, want the value as the one segment", v, uri)
+		}
+	}
+	if n := len(evil.requests()); n != 0 {
+		t.Errorf("the other host received %d requests", n)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, h := range dialled {
 		if h != apiHost {
-			t.Errorf("a request was sent for host %q, want %q", h, apiHost)
+			t.Errorf("a request went to %q, want %q", h, apiHost)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi2"
@@ -26,15 +27,6 @@ const externalRefKey = "x-mcs-external-ref"
 // methods are the HTTP methods that become tools, in the canonical order used
 // when the document order is unknown.
 var methods = []string{"get", "put", "post", "delete", "patch", "head", "options"}
-
-func isMethod(s string) bool {
-	for _, m := range methods {
-		if s == m {
-			return true
-		}
-	}
-	return false
-}
 
 // outline is what the driver reads from the raw document besides what the
 // OpenAPI library parses: the kind of document and the order in which its
@@ -96,11 +88,14 @@ func readLimited(r io.Reader, limit int64) ([]byte, error) {
 
 // parse decodes an OpenAPI 3.x or Swagger 2.0 document, JSON or YAML, into an
 // OpenAPI 3 document with every internal $ref resolved, and returns its outline.
+// scheme is the scheme the document was fetched with ("" when it was not
+// fetched over http(s)); a Swagger 2.0 document with a host and no schemes
+// uses it, as Swagger 2.0 specifies.
 //
 // JSON takes a fast path: kin-openapi's own JSON decoding, and a token scan for
 // the order. A document that references other documents takes a second pass in
 // which those references are replaced by empty objects (see externalRefKey).
-func parse(ctx context.Context, data []byte) (*openapi3.T, outline, error) {
+func parse(ctx context.Context, data []byte, scheme string) (*openapi3.T, outline, error) {
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	trimmed := bytes.TrimLeft(data, " \t\r\n")
 	if len(trimmed) == 0 {
@@ -111,12 +106,12 @@ func parse(ctx context.Context, data []byte) (*openapi3.T, outline, error) {
 			if err := ol.check(); err != nil {
 				return nil, ol, err
 			}
-			doc, err := decodeJSON(ctx, data, ol)
+			doc, err := decodeJSON(ctx, data, ol, scheme)
 			var ext *openapi3.DisallowedExternalRefError
 			if errors.As(err, &ext) {
 				var stubbed []byte
 				if stubbed, err = stubExternalRefsJSON(data); err == nil {
-					doc, err = decodeJSON(ctx, stubbed, ol)
+					doc, err = decodeJSON(ctx, stubbed, ol, scheme)
 				}
 			}
 			return doc, ol, err
@@ -140,7 +135,7 @@ func parse(ctx context.Context, data []byte) (*openapi3.T, outline, error) {
 			return nil, ol, err
 		}
 	}
-	doc, err := decodeYAML(ctx, data, ol)
+	doc, err := decodeYAML(ctx, data, ol, scheme)
 	return doc, ol, err
 }
 
@@ -169,13 +164,13 @@ func newLoader(ctx context.Context) *openapi3.Loader {
 	return l
 }
 
-func decodeJSON(ctx context.Context, data []byte, ol outline) (*openapi3.T, error) {
+func decodeJSON(ctx context.Context, data []byte, ol outline, scheme string) (*openapi3.T, error) {
 	if ol.swagger != "" {
 		var doc2 openapi2.T
 		if err := json.Unmarshal(data, &doc2); err != nil {
 			return nil, err
 		}
-		return openapi2conv.ToV3WithLoader(&doc2, newLoader(ctx), nil)
+		return fromSwagger(ctx, &doc2, scheme)
 	}
 	doc := new(openapi3.T)
 	if err := json.Unmarshal(data, doc); err != nil {
@@ -187,15 +182,25 @@ func decodeJSON(ctx context.Context, data []byte, ol outline) (*openapi3.T, erro
 	return doc, nil
 }
 
-func decodeYAML(ctx context.Context, data []byte, ol outline) (*openapi3.T, error) {
+func decodeYAML(ctx context.Context, data []byte, ol outline, scheme string) (*openapi3.T, error) {
 	if ol.swagger != "" {
 		var doc2 openapi2.T
 		if err := openapi2.UnmarshalFromData(data, &doc2); err != nil {
 			return nil, err
 		}
-		return openapi2conv.ToV3WithLoader(&doc2, newLoader(ctx), nil)
+		return fromSwagger(ctx, &doc2, scheme)
 	}
 	return newLoader(ctx).LoadFromData(data)
+}
+
+// fromSwagger converts a Swagger 2.0 document to OpenAPI 3. A host without
+// schemes takes scheme, the one the document was fetched with, when known
+// (the converter alone would assume https).
+func fromSwagger(ctx context.Context, doc2 *openapi2.T, scheme string) (*openapi3.T, error) {
+	if doc2.Host != "" && len(doc2.Schemes) == 0 && scheme != "" {
+		doc2.Schemes = []string{scheme}
+	}
+	return openapi2conv.ToV3WithLoader(doc2, newLoader(ctx), nil)
 }
 
 // scanJSON reads the outline of a JSON document with a token scan.
@@ -272,7 +277,7 @@ func scanJSONPaths(dec *json.Decoder, scratch *json.RawMessage) ([]pathOrder, er
 				if err != nil {
 					return nil, err
 				}
-				if isMethod(key) {
+				if slices.Contains(methods, key) {
 					po.methods = append(po.methods, key)
 				}
 				if err := dec.Decode(scratch); err != nil {
@@ -365,7 +370,7 @@ func scanYAML(root *yaml.Node) (outline, error) {
 				item := deref(val.Content[j+1])
 				if item.Kind == yaml.MappingNode {
 					for k := 0; k < len(item.Content); k += 2 {
-						if m := item.Content[k].Value; isMethod(m) {
+						if m := item.Content[k].Value; slices.Contains(methods, m) {
 							po.methods = append(po.methods, m)
 						}
 					}

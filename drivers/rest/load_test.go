@@ -2,6 +2,7 @@ package rest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	yaml "go.yaml.in/yaml/v4"
 )
 
 // Construction does no I/O; the first use loads the document, later uses
@@ -18,13 +20,29 @@ import (
 func TestLoadOnFirstUse(t *testing.T) {
 	api := newAPI(t, nil)
 	specURL := api.serveSpec("/openapi.yaml", fixture(t, "petstore.yaml"))
-	td := mustToolDriver(t, Config{SpecURL: specURL})
-	if _, err := New(Config{SpecURL: specURL}); err != nil {
+	var mu sync.Mutex
+	sent := 0
+	client := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		mu.Lock()
+		sent++
+		mu.Unlock()
+		return http.DefaultTransport.RoundTrip(r)
+	})}
+	td := mustToolDriver(t, Config{SpecURL: specURL, HTTPClient: client})
+	if _, err := New(Config{SpecURL: specURL, HTTPClient: client}); err != nil {
 		t.Fatal(err)
 	}
-	if n := api.specRequests(); n != 0 {
-		t.Fatalf("construction fetched the spec %d times, want 0", n)
+	if _, err := New(Config{SpecURL: specURL, BaseURL: api.URL, HTTPClient: client}); err != nil {
+		t.Fatal(err)
 	}
+	if _, err := New(Config{SpecURL: "testdata/missing.yaml", HTTPClient: client}); err != nil {
+		t.Fatalf("construction opened the file: %v", err)
+	}
+	mu.Lock()
+	if sent != 0 {
+		t.Fatalf("construction sent %d requests, want 0", sent)
+	}
+	mu.Unlock()
 	ctx := context.Background()
 	for range 3 {
 		if _, err := td.ListTools(ctx); err != nil {
@@ -251,14 +269,14 @@ paths:
 			t.Errorf("URIs (-want +got):\n%s", diff)
 		}
 	})
-	t.Run("BaseURL replaces the document's servers", func(t *testing.T) {
+	t.Run("BaseURL replaces every server of the document", func(t *testing.T) {
 		api := newAPI(t, nil)
-		run(t, Config{SpecURL: api.serveSpec("/spec/openapi.yaml", doc), BaseURL: api.URL + "/base?api-version=7"}, "docLevel", "pathLevel")
+		run(t, Config{SpecURL: api.serveSpec("/spec/openapi.yaml", doc), BaseURL: api.URL + "/base?api-version=7"}, "docLevel", "pathLevel", "opLevel")
 		var got []string
 		for _, r := range api.requests() {
 			got = append(got, r.URI)
 		}
-		if diff := cmp.Diff([]string{"/base/a?api-version=7", "/pathlevel/b"}, got); diff != "" {
+		if diff := cmp.Diff([]string{"/base/a?api-version=7", "/base/b?api-version=7", "/base/c?api-version=7"}, got); diff != "" {
 			t.Errorf("URIs (-want +got):\n%s", diff)
 		}
 	})
@@ -319,5 +337,89 @@ func TestBaseURLUserInfo(t *testing.T) {
 	want := []recorded{{Method: "GET", URI: "/store/inventory", Header: hdr("Authorization", "Basic YW5uOnB3")}}
 	if diff := cmp.Diff(want, api.requests()); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)
+	}
+}
+
+// A Swagger 2.0 document with a host and no schemes uses the scheme it was
+// fetched with; inline, the converter's https.
+func TestSwaggerHostWithoutSchemes(t *testing.T) {
+	const doc = `{"swagger":"2.0","info":{"title":"t","version":"1"},"host":"HOST","basePath":"/v1",
+  "paths":{"/pets":{"get":{"operationId":"listPets","responses":{"200":{"description":"ok"}}}}}}`
+	api := newAPI(t, nil)
+	host := strings.TrimPrefix(api.URL, "http://")
+	specURL := api.serveSpec("/swagger.json", []byte(strings.Replace(doc, "HOST", host, 1)))
+	if _, err := mustToolDriver(t, Config{SpecURL: specURL}).ExecuteTool(context.Background(), "listPets", nil); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]recorded{{Method: "GET", URI: "/v1/pets", Header: hdr()}}, api.requests()); diff != "" {
+		t.Errorf("requests (-want +got):\n%s", diff)
+	}
+
+	sent := make(chan string, 1)
+	rt := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		sent <- r.URL.String()
+		return &http.Response{StatusCode: 200, Body: io.NopCloser(strings.NewReader("ok")), Header: http.Header{}, Request: r}, nil
+	})
+	td := mustToolDriver(t, Config{Spec: []byte(strings.Replace(doc, "HOST", "api.test", 1)), HTTPClient: &http.Client{Transport: rt}})
+	if _, err := td.ExecuteTool(context.Background(), "listPets", nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-sent; got != "https://api.test/v1/pets" {
+		t.Errorf("inline document: request to %q, want https://api.test/v1/pets", got)
+	}
+}
+
+// External references in a Swagger 2.0 document are not fetched either.
+func TestSwaggerExternalRefsAreNotFetched(t *testing.T) {
+	external := newAPI(t, nil)
+	const doc = `{"swagger":"2.0","info":{"title":"t","version":"1"},"paths":{"/things":{"post":{
+  "operationId":"createThing",
+  "parameters":[{"$ref":"EXTERNAL/params.json#/Limit"},{"name":"q","in":"query","type":"string"},
+    {"name":"thing","in":"body","schema":{"$ref":"EXTERNAL/schemas.json#/Thing"}}],
+  "responses":{"200":{"description":"ok","schema":{"$ref":"EXTERNAL/schemas.json#/Thing"}}}}}}}`
+	jsonDoc := strings.ReplaceAll(doc, "EXTERNAL", external.URL)
+	var v any
+	if err := json.Unmarshal([]byte(jsonDoc), &v); err != nil {
+		t.Fatal(err)
+	}
+	yamlDoc, err := yaml.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string][]byte{"json": []byte(jsonDoc), "yaml": yamlDoc} {
+		t.Run(name, func(t *testing.T) {
+			tools := listTools(t, Config{Spec: data, BaseURL: "http://127.0.0.1:1"})
+			var got []string
+			for _, p := range tools[0].Parameters {
+				got = append(got, p.Name)
+			}
+			if diff := cmp.Diff([]string{"q", "body"}, got); diff != "" {
+				t.Errorf("parameters (-want +got):\n%s", diff)
+			}
+		})
+	}
+	if n := len(external.requests()); n != 0 {
+		t.Errorf("the external server received %d requests, want 0", n)
+	}
+}
+
+// OpenAPI 3.1: server variables (scheme included) take their defaults, and an
+// application/*+json body is sent with its own media type.
+func TestOpenAPI31Execute(t *testing.T) {
+	type sent struct{ URL, ContentType, Body string }
+	got := make(chan sent, 1)
+	rt := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		body, _ := io.ReadAll(r.Body)
+		got <- sent{r.URL.String(), r.Header.Get("Content-Type"), string(body)}
+		return &http.Response{StatusCode: 201, Body: io.NopCloser(strings.NewReader("created")), Header: http.Header{}, Request: r}, nil
+	})
+	td := mustToolDriver(t, Config{Spec: fixture(t, "openapi31.yaml"), HTTPClient: &http.Client{Transport: rt}})
+	res, err := td.ExecuteTool(context.Background(), "createNote", map[string]any{"title": "Groceries", "priority": 3.0, "body": nil})
+	if err != nil || res != "created" {
+		t.Fatalf("result = %v, %v", res, err)
+	}
+	want := sent{"https://notes.example.com/v2/notes", "application/vnd.notes+json", `{"priority":3,"title":"Groceries"}`}
+	if diff := cmp.Diff(want, <-got); diff != "" {
+		t.Errorf("request (-want +got):\n%s", diff)
 	}
 }

@@ -111,11 +111,13 @@ func (d *ToolDriver) satisfy(ctx context.Context, alt []schemeUse) (credentials,
 			case "bearer", "":
 				c.header.Set("Authorization", "Bearer "+token)
 			case "basic":
-				enc := token
+				enc, plain := token, token
 				if strings.Contains(token, ":") {
 					enc = base64.StdEncoding.EncodeToString([]byte(token))
+				} else if dec, err := base64.StdEncoding.DecodeString(token); err == nil {
+					plain = string(dec)
 				}
-				c.secrets = append(c.secrets, enc)
+				c.secrets = append(c.secrets, basicSecrets(enc, plain)...)
 				c.header.Set("Authorization", "Basic "+enc)
 			default:
 				c.header.Set("Authorization", s.Scheme+" "+token)
@@ -127,8 +129,11 @@ func (d *ToolDriver) satisfy(ctx context.Context, alt []schemeUse) (credentials,
 	return c, nil
 }
 
-// redactor removes credentials from text.
-type redactor struct{ r *strings.Replacer }
+// redactor removes credentials from text. The zero value removes nothing.
+type redactor struct {
+	r       *strings.Replacer
+	longest int // length of the longest credential searched for
+}
 
 func newRedactor(secrets ...[]string) redactor {
 	var all []string
@@ -148,7 +153,7 @@ func newRedactor(secrets ...[]string) redactor {
 	for _, s := range all {
 		pairs = append(pairs, s, redacted)
 	}
-	return redactor{strings.NewReplacer(pairs...)}
+	return redactor{r: strings.NewReplacer(pairs...), longest: len(all[0])}
 }
 
 func (r redactor) apply(s string) string {
@@ -173,6 +178,16 @@ func sensitiveHeaderSecrets(h map[string]string) []string {
 				break
 			}
 		}
+	}
+	return out
+}
+
+// basicSecrets returns what a server may echo of basic credentials: the
+// encoded "user:password", the plain form and the password alone.
+func basicSecrets(encoded, plain string) []string {
+	out := []string{encoded, plain}
+	if _, pw, ok := strings.Cut(plain, ":"); ok {
+		out = append(out, pw, url.QueryEscape(pw))
 	}
 	return out
 }

@@ -209,7 +209,11 @@ func TestCredentialsNeverLeak(t *testing.T) {
 	}
 	leaks := func(s string) []string {
 		var out []string
-		all := []string{"static-secret-7", "pw-secret-8", base64.StdEncoding.EncodeToString([]byte("ann:pa55word"))}
+		all := []string{
+			"static-secret-7", "pw-secret-8", "pa55word",
+			base64.StdEncoding.EncodeToString([]byte("ann:pa55word")),
+			base64.StdEncoding.EncodeToString([]byte("user:pw-secret-8")),
+		}
 		for _, v := range secrets {
 			all = append(all, v)
 		}
@@ -225,7 +229,10 @@ func TestCredentialsNeverLeak(t *testing.T) {
 
 	for _, status := range []int{200, 500} {
 		api := newAPI(t, echo(status))
-		td := mustToolDriver(t, Config{Spec: fixture(t, "security.yaml"), BaseURL: api.URL, Credentials: auth.NewStaticProvider(secrets), Headers: headers})
+		// The password in BaseURL is sent as basic authentication when no
+		// scheme sets Authorization.
+		base := strings.Replace(api.URL, "http://", "http://user:pw-secret-8@", 1)
+		td := mustToolDriver(t, Config{Spec: fixture(t, "security.yaml"), BaseURL: base, Credentials: auth.NewStaticProvider(secrets), Headers: headers})
 		for _, tool := range tools {
 			res, err := td.ExecuteTool(context.Background(), tool, nil)
 			text := fmt.Sprint(res, err)
@@ -258,17 +265,74 @@ func TestCredentialsNeverLeak(t *testing.T) {
 }
 
 // A response body echoing a credential across the MaxResponseBytes cut does
-// not show part of it.
+// not show part of it, however long the credential.
 func TestCredentialAcrossTheCut(t *testing.T) {
 	api := newAPI(t, func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, "0123456789"+r.Header.Get("Authorization"))
 	})
-	td := mustToolDriver(t, Config{Spec: fixture(t, "security.yaml"), BaseURL: api.URL, Credentials: auth.NewStaticProvider(secrets), MaxResponseBytes: 20})
-	res, err := td.ExecuteTool(context.Background(), "withBearer", nil)
-	if err != nil {
-		t.Fatal(err)
+	for _, token := range []string{"bearer-secret-4", strings.Repeat("jwt.", 5000)} {
+		td := mustToolDriver(t, Config{
+			Spec: fixture(t, "security.yaml"), BaseURL: api.URL, MaxResponseBytes: 20,
+			Credentials: auth.NewStaticProvider(map[string]string{"bearer": token}),
+		})
+		res, err := td.ExecuteTool(context.Background(), "withBearer", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "0123456789Bearer [RE\n[response truncated: the body is longer than 20 bytes; only the first 20 bytes are shown]"
+		if res != want {
+			t.Errorf("token of %d bytes: result = %q, want %q", len(token), res, want)
+		}
 	}
-	if strings.Contains(res.(string), "bearer-s") {
-		t.Errorf("result shows part of the credential: %q", res)
+}
+
+// The password of basic credentials is removed even when the server echoes it
+// decoded, and when the provider gives the credentials already encoded.
+func TestBasicPasswordNotEchoed(t *testing.T) {
+	api := newAPI(t, func(w http.ResponseWriter, r *http.Request) {
+		user, pw, _ := r.BasicAuth()
+		fmt.Fprintf(w, "user %s, password %s, pair %s:%s", user, pw, user, pw)
+	})
+	want := "user ann, password [REDACTED], pair [REDACTED]"
+	for _, token := range []string{"ann:pa55word", base64.StdEncoding.EncodeToString([]byte("ann:pa55word"))} {
+		td := mustToolDriver(t, Config{
+			Spec: fixture(t, "security.yaml"), BaseURL: api.URL,
+			Credentials: auth.NewStaticProvider(map[string]string{"basic": token}),
+		})
+		res, err := td.ExecuteTool(context.Background(), "withBasic", nil)
+		if err != nil || res != want {
+			t.Errorf("token %q: result = %q, %v; want %q", token, res, err, want)
+		}
+	}
+}
+
+// Whatever the server puts in the status line or the Content-Type, the
+// results that quote them show no credential.
+func TestStatusLineRedacted(t *testing.T) {
+	tests := []struct {
+		status string
+		ctype  string
+		body   string
+		want   string
+	}{
+		{"204 bearer-secret-4", "", "", "204 [REDACTED] (empty body)"},
+		{"200 OK", "image/png; x=bearer-secret-4", "\xff\xfe", "200 OK: binary response of 2 bytes (image/png; x=[REDACTED]), not shown"},
+	}
+	for _, tc := range tests {
+		rt := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			code, _, _ := strings.Cut(tc.status, " ")
+			n := 0
+			fmt.Sscan(code, &n)
+			return &http.Response{StatusCode: n, Status: tc.status, Header: http.Header{"Content-Type": {tc.ctype}},
+				Body: io.NopCloser(strings.NewReader(tc.body)), Request: r}, nil
+		})
+		td := mustToolDriver(t, Config{
+			Spec: fixture(t, "security.yaml"), BaseURL: "http://api.test", HTTPClient: &http.Client{Transport: rt},
+			Credentials: auth.NewStaticProvider(secrets),
+		})
+		res, err := td.ExecuteTool(context.Background(), "withBearer", nil)
+		if err != nil || res != tc.want {
+			t.Errorf("status %q: result = %q, %v; want %q", tc.status, res, err, tc.want)
+		}
 	}
 }

@@ -121,7 +121,9 @@ func (b *builder) build(ol outline) *spec {
 			continue
 		}
 		pathBase, pathErr := docBase, docErr
-		if len(item.Servers) > 0 {
+		// Config.BaseURL is the operator's choice and wins over every server the
+		// document names; otherwise path and operation servers override the default.
+		if b.base == nil && len(item.Servers) > 0 {
 			pathBase, pathErr = b.server(item.Servers[0])
 		}
 		ms := po.methods
@@ -137,7 +139,7 @@ func (b *builder) build(ol outline) *spec {
 			}
 			o := b.operation(po.path, m, item, op)
 			o.base, o.baseErr = pathBase, pathErr
-			if op.Servers != nil && len(*op.Servers) > 0 {
+			if b.base == nil && op.Servers != nil && len(*op.Servers) > 0 {
 				o.base, o.baseErr = b.server((*op.Servers)[0])
 			}
 			o.tool.Name = uniqueToolName(baseToolName(op.OperationID, m, po.path), used)
