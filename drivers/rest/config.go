@@ -40,8 +40,9 @@ type Config struct {
 	Spec []byte
 	// BaseURL, when set, replaces the document's servers as the base of the
 	// operations: an absolute http or https URL whose path (such as /v1) and
-	// query are kept. Servers declared on a path or an operation still apply
-	// to it. User info in BaseURL is sent as basic authentication.
+	// query are kept. It wins over every server the document names, including
+	// those declared on a path or an operation, so the document cannot send
+	// requests elsewhere. User info in BaseURL is sent as basic authentication.
 	BaseURL string
 	// IncludeTags keeps only the operations with one of these tags (compared
 	// case-insensitively). Empty keeps all.
