@@ -15,13 +15,17 @@ const DetailsTool = "get_tool_details"
 // tool DetailsTool, which returns the full description and the parameters of a named
 // tool. A description (the title, for a tool without one) longer than maxDescLen
 // characters (runes) is cut so that it is exactly maxDescLen characters long, the
-// trailing "..." included; shorter ones, and parameters, are unchanged. The details tool is added when the inner listing is not
-// empty; an inner tool of the same name is hidden by it. The layer contributes an
-// instruction that explains the "...".
+// trailing "..." included; shorter ones, and parameters, are unchanged. The details
+// tool is added when the inner listing is not empty; an inner tool of the same name is
+// hidden by it. The layer contributes an instruction that explains the "...".
 //
-// DetailsTool resolves names as the layer's inner listing has them, so put
-// DetailLoading outside (after) Namespacing. It panics when maxDescLen is less than 4,
-// which is a programming error. The result is safe for concurrent use.
+// DetailsTool resolves names as the layer's inner listing has them. Namespacing
+// presents the drivers under their exposed names to the layers inside it, so either
+// order works with it; put DetailLoading outside (after) any layer that renames tools
+// otherwise. Put it outside Pagination too: then its tool is listed on every page and
+// describes the tools of the current page, whereas inside Pagination it would be one
+// more tool of the last page. It panics when maxDescLen is less than 4, which is a
+// programming error. The result is safe for concurrent use.
 func DetailLoading(maxDescLen int) Layer {
 	if maxDescLen < 4 {
 		panic(fmt.Sprintf("orchestrator: DetailLoading(%d): the length must be at least 4", maxDescLen))

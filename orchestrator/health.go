@@ -19,8 +19,8 @@ const maxNamed = 10
 // ListTools failed, and a listing that failed as a whole. A tool left out of the
 // listing because its exposed name or description became invalid after its
 // registration (a driver whose tools changed, a nested orchestrator that gained a
-// long name) counts as WARNING. Nested orchestrators report
-// through their own Healthcheck, so the check cascades.
+// long name) counts as WARNING. Nested orchestrators report through their own
+// Healthcheck, so the check cascades.
 //
 // The checks run concurrently and Healthcheck returns when all answered or ctx ended.
 // The Detail names the drivers with the worst status, as "label: detail" joined by

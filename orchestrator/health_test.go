@@ -2,8 +2,11 @@ package orchestrator_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/mcs-go/mcs"
@@ -115,4 +118,45 @@ func TestHealthcheckCascadesThroughNestedOrchestrators(t *testing.T) {
 		t.Error("the orchestrator does not advertise its healthcheck")
 	}
 	var _ mcs.SupportsHealthcheck = orchestrator.New(nil)
+}
+
+func TestHealthcheckSlowerThanTheDeadlineIsError(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		slow := healthy{newFake("slow", "t"), func(context.Context) mcs.HealthResult {
+			<-release // ignores its context
+			return mcs.HealthResult{Status: mcs.HealthOK}
+		}}
+		fast := healthy{newFake("fast", "u"), status(mcs.HealthWarning, "almost full")}
+		o := build(t, nil, "fast", fast, "slow", slow)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		start := time.Now()
+		got := o.Healthcheck(ctx)
+		want := mcs.HealthResult{Status: mcs.HealthError, Detail: "slow: healthcheck did not answer in time: " + context.DeadlineExceeded.Error()}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("Healthcheck (-want +got):\n%s", diff)
+		}
+		if d := time.Since(start); d != 2*time.Second {
+			t.Errorf("Healthcheck returned after %v, want at the deadline", d)
+		}
+		close(release)
+	})
+}
+
+func TestHealthcheckNamesTheLabelThatCannotList(t *testing.T) {
+	ok := healthy{newFake("ok", "t"), status(mcs.HealthOK, "")}
+	flaky := &fake{name: "flaky"}
+	flaky.setTools("u")
+	o := build(t, nil, "ok", ok, "flaky", flaky)
+	flaky.setListErr(errors.New("spec unreachable"))
+	o.Refresh()
+	want := mcs.HealthResult{Status: mcs.HealthError, Detail: "flaky: cannot list its tools: spec unreachable"}
+	if diff := cmp.Diff(want, o.Healthcheck(context.Background())); diff != "" {
+		t.Errorf("Healthcheck (-want +got):\n%s", diff)
+	}
+	// The others keep serving.
+	if diff := cmp.Diff([]string{"ok:t"}, results(process(t, o, "ok__t"))); diff != "" {
+		t.Errorf("results (-want +got):\n%s", diff)
+	}
 }

@@ -29,7 +29,7 @@ var (
 	// ^[a-zA-Z0-9_-]{1,64}$ (the limit of OpenAI's function names).
 	ErrInvalidName = errors.New("invalid exposed tool name")
 	// ErrCycle is wrapped when the driver is the orchestrator itself or an
-	// orchestrator that contains it.
+	// orchestrator that contains it, also when wrapped in an *mcs.BaseDriver.
 	ErrCycle = errors.New("driver would contain the orchestrator itself")
 )
 
@@ -61,7 +61,9 @@ var (
 //
 // An Orchestrator is safe for concurrent use. The driver set is copy-on-write:
 // AddDriver and RemoveDriver may run while calls run, and a call in flight finishes
-// against the set it started with.
+// against the set it started with. A call starts when ProcessLLMResponse or
+// ProcessStream first looks up a name, or when ExecuteTool is entered; a nested
+// orchestrator's call starts when the outer one calls it.
 type Orchestrator struct {
 	*mcs.BaseDriver
 
@@ -444,6 +446,72 @@ func (o *Orchestrator) report(l *listing) {
 	}
 }
 
+// ProcessLLMResponse runs the calls in response whose names the orchestrator lists,
+// in order, through its middleware and its strategy, as [mcs.BaseDriver] does; any
+// other name gives the zero Response. Every call of the response is judged and
+// routed against the same listing, the one current when the first call is looked up,
+// so an AddDriver or RemoveDriver meanwhile does not reach it. Safe for concurrent
+// use.
+func (o *Orchestrator) ProcessLLMResponse(ctx context.Context, response any) mcs.Response {
+	ctx, _ = o.withPin(ctx)
+	return o.BaseDriver.ProcessLLMResponse(ctx, response)
+}
+
+// ProcessStream is [mcs.BaseDriver.ProcessStream] with the calls of each invocation
+// judged and routed against one listing, as in ProcessLLMResponse. Safe for
+// concurrent use.
+func (o *Orchestrator) ProcessStream(ctx context.Context, buf *mcs.StreamBuffer) mcs.Response {
+	ctx, _ = o.withPin(ctx)
+	return o.BaseDriver.ProcessStream(ctx, buf)
+}
+
+// ExecuteTool runs the named tool through the orchestrator's middleware and then its
+// strategy, against the driver set registered when ExecuteTool is entered: a driver
+// removed while the middleware runs still serves the call. It routes every name the
+// strategy can route (a tool on another page, label__tool); any other name gives an
+// error that wraps [ErrUnknownTool] and names the tool. A panic in a middleware, the
+// strategy or a driver is returned as a *[mcs.PanicError]. Safe for concurrent use.
+func (o *Orchestrator) ExecuteTool(ctx context.Context, name string, args map[string]any) (any, error) {
+	ctx, p := o.withPin(ctx)
+	if l, _ := o.current(ctx); l != nil {
+		p.l.Store(l)
+	}
+	return o.BaseDriver.ExecuteTool(ctx, name, args)
+}
+
+// pinKey keys, in the context of a call, the [pin] of one orchestrator.
+type pinKey struct{ o *Orchestrator }
+
+// pin holds the listing one call of the orchestrator works against: the first
+// listing looked up under the call's context, then fixed.
+type pin struct{ l atomic.Pointer[listing] }
+
+// withPin returns ctx carrying a new, empty pin for o. A new call always gets its
+// own pin, even from inside another call of o (a tool that calls back).
+func (o *Orchestrator) withPin(ctx context.Context) (context.Context, *pin) {
+	p := &pin{}
+	return context.WithValue(ctx, pinKey{o}, p), p
+}
+
+// listingFor returns the listing of the call that ctx belongs to: the pinned one, or
+// else the current one, which it pins.
+func (o *Orchestrator) listingFor(ctx context.Context) (*listing, error) {
+	p, _ := ctx.Value(pinKey{o}).(*pin)
+	if p != nil {
+		if l := p.l.Load(); l != nil {
+			return l, l.err
+		}
+	}
+	l, err := o.current(ctx)
+	if p == nil || l == nil {
+		return l, err
+	}
+	if !p.l.CompareAndSwap(nil, l) {
+		l = p.l.Load()
+	}
+	return l, l.err
+}
+
 // engine is the ToolDriver under the orchestrator's BaseDriver.
 type engine struct{ o *Orchestrator }
 
@@ -460,9 +528,9 @@ func (e *engine) ListTools(ctx context.Context) ([]mcs.Tool, error) {
 	return slices.Clone(l.tools), nil
 }
 
-// HasTool answers from the cached listing's index.
+// HasTool answers from the index of the call's listing.
 func (e *engine) HasTool(ctx context.Context, name string) (bool, error) {
-	l, err := e.o.current(ctx)
+	l, err := e.o.listingFor(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -470,11 +538,11 @@ func (e *engine) HasTool(ctx context.Context, name string) (bool, error) {
 	return ok, nil
 }
 
-// ExecuteTool routes the call through the strategy over the current set.
+// ExecuteTool routes the call through the strategy over the call's driver set.
 func (e *engine) ExecuteTool(ctx context.Context, name string, args map[string]any) (any, error) {
 	o := e.o
 	set := o.set.Load()
-	if l, _ := o.current(ctx); l != nil {
+	if l, _ := o.listingFor(ctx); l != nil {
 		set = l.stamp.set
 	}
 	return o.strategy.ExecuteTool(ctx, set.entries, name, args)
@@ -532,9 +600,22 @@ func isNil(d mcs.ToolDriver) bool {
 	return false
 }
 
-// reaches reports whether d is target or an orchestrator that contains it.
+// maxUnwrap bounds how many wrappers reaches looks through.
+const maxUnwrap = 16
+
+// reaches reports whether d is target or an orchestrator that contains it, directly
+// or behind wrappers that expose what they wrap with a ToolDriver method (as
+// *mcs.BaseDriver does).
 func reaches(d mcs.ToolDriver, target *Orchestrator, seen map[*Orchestrator]bool) bool {
 	od, ok := d.(*Orchestrator)
+	for i := 0; !ok && i < maxUnwrap; i++ {
+		w, isWrapper := d.(interface{ ToolDriver() mcs.ToolDriver })
+		if !isWrapper {
+			return false
+		}
+		d = w.ToolDriver()
+		od, ok = d.(*Orchestrator)
+	}
 	if !ok {
 		return false
 	}

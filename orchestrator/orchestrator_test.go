@@ -418,20 +418,14 @@ func TestConcurrentAddRemoveWhileProcessing(t *testing.T) {
 					errs <- fmt.Errorf("worker %d round %d: %+v", w, i, resp)
 					return
 				}
-				// A churning driver's tool is either served, not owned, or failed
-				// because it went away between lookup and call; never anything else.
+				// A churning driver's tool is either served or not owned: a call
+				// finishes against the set it started with, so it never fails
+				// because the driver went away meanwhile.
 				resp = process(t, o, "churn__tick")
-				switch {
-				case resp.CallExecuted:
-					if got := results(resp); got[0] != "churn:tick" {
-						errs <- fmt.Errorf("worker %d: churn result %v", w, got)
-						return
-					}
-				case resp.CallFailed:
-					if !errors.Is(resp.Calls[0].Err, orchestrator.ErrUnknownTool) {
-						errs <- fmt.Errorf("worker %d: churn error %v", w, resp.Calls[0].Err)
-						return
-					}
+				if got := results(resp); resp.CallExecuted && (resp.CallFailed || got[0] != "churn:tick") ||
+					!resp.CallExecuted && !cmp.Equal(resp, mcs.Response{}) {
+					errs <- fmt.Errorf("worker %d round %d: churn call %+v", w, i, resp)
+					return
 				}
 			}
 		}()
@@ -463,13 +457,14 @@ func TestInstructionsAppendToSystemMessage(t *testing.T) {
 	for i := range 45 {
 		tools = append(tools, fmt.Sprintf("t%02d", i))
 	}
-	o := build(t, orchestrator.Pipeline(orchestrator.Namespacing(), orchestrator.DetailLoading(20), orchestrator.Pagination(20)), "a", newFake("a", tools...))
+	o := build(t, orchestrator.Pipeline(orchestrator.Namespacing(), orchestrator.Pagination(20), orchestrator.DetailLoading(20)), "a", newFake("a", tools...))
 	msg, err := o.SystemMessage(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantTail := "\n\nTool descriptions that end in \"...\" are shortened; call get_tool_details with the tool's name for the full description and parameters.\n" +
-		"You see tools 1–20 of 46 (page 1/3). Call tools__next_page or tools__prev_page to see the other tools; only the tools on the current page can be called."
+	// Innermost layer first.
+	wantTail := "\n\nYou see tools 1–20 of 45 (page 1/3). Call tools__next_page or tools__prev_page to see the other tools; only the tools on the current page can be called.\n" +
+		"Tool descriptions that end in \"...\" are shortened; call get_tool_details with the tool's name for the full description and parameters."
 	if !strings.HasSuffix(msg, wantTail) {
 		t.Errorf("system message does not end with the instructions:\n%s", msg)
 	}
@@ -673,5 +668,262 @@ func TestConcurrentNestedChangesWhileProcessing(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+// gate is a middleware that holds the first call until release is closed.
+type gate struct {
+	once     sync.Once
+	entered  chan struct{}
+	released chan struct{}
+}
+
+func newGate() *gate { return &gate{entered: make(chan struct{}), released: make(chan struct{})} }
+
+func (g *gate) OnExecuteTool(ctx context.Context, name string, args map[string]any, next mcs.CallNext) (any, error) {
+	g.once.Do(func() {
+		close(g.entered)
+		<-g.released
+	})
+	return next(ctx, name, args)
+}
+
+func TestCallInFlightFinishesAgainstItsSet(t *testing.T) {
+	type call func(o *orchestrator.Orchestrator, name string) []string
+	viaReply := func(o *orchestrator.Orchestrator, name string) []string { return results(process(t, o, name)) }
+	viaStream := func(o *orchestrator.Orchestrator, name string) []string {
+		buf := o.NewStreamBuffer()
+		buf.Add(textCall(t, name, nil))
+		buf.Finish()
+		return results(o.ProcessStream(context.Background(), buf))
+	}
+	viaExecute := func(o *orchestrator.Orchestrator, name string) []string {
+		res, err := o.ExecuteTool(context.Background(), name, nil)
+		if err != nil {
+			return []string{"error: " + err.Error()}
+		}
+		return []string{fmt.Sprint(res)}
+	}
+	for _, tc := range []struct {
+		name   string
+		call   call
+		remove string // removed while the call waits in the orchestrator's middleware
+		tool   string
+		want   string
+		after  []string // the tools listed afterwards
+	}{
+		{"reply, its driver removed", viaReply, "churn", "churn__tick", "churn:tick", []string{"ping"}},
+		{"reply, names change from 2 drivers to 1", viaReply, "churn", "stable__ping", "stable:ping", []string{"ping"}},
+		{"stream, its driver removed", viaStream, "churn", "churn__tick", "churn:tick", []string{"ping"}},
+		{"ExecuteTool, its driver removed", viaExecute, "churn", "churn__tick", "churn:tick", []string{"ping"}},
+		{"ExecuteTool, names change from 2 drivers to 1", viaExecute, "churn", "stable__ping", "stable:ping", []string{"ping"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := newGate()
+			o := orchestrator.New(nil, mcs.WithMiddleware(g))
+			for _, l := range []string{"stable", "churn"} {
+				tool := map[string]string{"stable": "ping", "churn": "tick"}[l]
+				if err := o.AddDriver(l, newFake(l, tool)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			done := make(chan []string)
+			go func() { done <- tc.call(o, tc.tool) }()
+			<-g.entered
+			if _, ok := o.RemoveDriver(tc.remove); !ok {
+				t.Fatal("RemoveDriver failed")
+			}
+			close(g.released)
+			if diff := cmp.Diff([]string{tc.want}, <-done); diff != "" {
+				t.Errorf("the call in flight (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.after, toolNames(t, o)); diff != "" {
+				t.Errorf("tools afterwards (-want +got):\n%s", diff)
+			}
+			if resp := process(t, o, tc.tool); !cmp.Equal(resp, mcs.Response{}) {
+				t.Errorf("the old name is still owned after the call: %+v", resp)
+			}
+		})
+	}
+}
+
+func TestStrategyReturnsTheGivenOne(t *testing.T) {
+	s := orchestrator.Pipeline(orchestrator.RejectConflicts())
+	if got := orchestrator.New(s).Strategy(); got != s {
+		t.Errorf("Strategy() = %v, want the strategy given to New", got)
+	}
+}
+
+func TestAddDriverAcceptsValidLabels(t *testing.T) {
+	for _, label := range []string{"a", "Z", "0", "-", "crm-backup", "v2", strings.Repeat("x", 32), "AZaz09-"} {
+		t.Run(label, func(t *testing.T) {
+			o := orchestrator.New(orchestrator.Flat())
+			if err := o.AddDriver(label, newFake("x", "t")); err != nil {
+				t.Fatalf("AddDriver(%q): %v", label, err)
+			}
+			if diff := cmp.Diff([]string{label}, o.Labels()); diff != "" {
+				t.Errorf("Labels (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestAddDriverRejectsACycleThroughAWrapper(t *testing.T) {
+	o := build(t, nil, "a", newFake("a", "t"))
+	wrapped := mcs.NewBaseDriver(mcs.NewBaseDriver(o))
+	if err := o.AddDriver("self", wrapped); !errors.Is(err, orchestrator.ErrCycle) {
+		t.Errorf("AddDriver(wrapped self) = %v, want ErrCycle", err)
+	}
+	outer := build(t, nil, "inner", mcs.NewBaseDriver(o))
+	if err := o.AddDriver("outer", outer); !errors.Is(err, orchestrator.ErrCycle) {
+		t.Errorf("AddDriver(container behind a wrapper) = %v, want ErrCycle", err)
+	}
+	if diff := cmp.Diff([]string{"a"}, o.Labels()); diff != "" {
+		t.Errorf("Labels (-want +got):\n%s", diff)
+	}
+}
+
+func TestExecuteToolUnknownNameUnderEveryStrategy(t *testing.T) {
+	for name, s := range map[string]func() orchestrator.Strategy{
+		"flat":           orchestrator.Flat,
+		"namespacing":    func() orchestrator.Strategy { return orchestrator.Pipeline(orchestrator.Namespacing()) },
+		"switching":      func() orchestrator.Strategy { return orchestrator.Pipeline(orchestrator.ToolSwitching()) },
+		"pagination":     func() orchestrator.Strategy { return orchestrator.Pipeline(orchestrator.Pagination(1)) },
+		"detail loading": func() orchestrator.Strategy { return orchestrator.Pipeline(orchestrator.DetailLoading(10)) },
+		"reject":         func() orchestrator.Strategy { return orchestrator.Pipeline(orchestrator.RejectConflicts()) },
+		"all layers":     allLayers,
+	} {
+		for _, drivers := range []int{0, 1, 2} {
+			t.Run(fmt.Sprintf("%s, %d drivers", name, drivers), func(t *testing.T) {
+				o := orchestrator.New(s())
+				for i := range drivers {
+					l := fmt.Sprintf("d%d", i)
+					if err := o.AddDriver(l, newFake(l, "t"+l)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				_, err := o.ExecuteTool(context.Background(), "no_such_tool", nil)
+				if !errors.Is(err, orchestrator.ErrUnknownTool) || !strings.Contains(err.Error(), `"no_such_tool"`) {
+					t.Errorf("ExecuteTool error %v, want ErrUnknownTool naming the tool", err)
+				}
+				if resp := process(t, o, "no_such_tool"); !cmp.Equal(resp, mcs.Response{}) {
+					t.Errorf("ProcessLLMResponse = %+v, want the zero Response", resp)
+				}
+			})
+		}
+	}
+}
+
+// allLayers is a pipeline of every built-in layer.
+func allLayers() orchestrator.Strategy {
+	return orchestrator.Pipeline(orchestrator.Namespacing(), orchestrator.RejectConflicts(), orchestrator.Pagination(1), orchestrator.DetailLoading(10))
+}
+
+// vetting is a user-written Layer that vets registrations: it rejects a proposed set
+// that would expose more than max tools, and records what it was shown.
+type vetting struct {
+	max      int
+	mu       sync.Mutex
+	proposed [][]string
+	exposed  [][]string
+}
+
+func (v *vetting) ListTools(ctx context.Context, d []orchestrator.Entry, inner orchestrator.Strategy) ([]mcs.Tool, error) {
+	return inner.ListTools(ctx, d)
+}
+
+func (v *vetting) ExecuteTool(ctx context.Context, d []orchestrator.Entry, name string, args map[string]any, inner orchestrator.Strategy) (any, error) {
+	return inner.ExecuteTool(ctx, d, name, args)
+}
+
+func (v *vetting) Instructions() string { return "" }
+
+func (v *vetting) CheckRegistration(_ context.Context, proposed []orchestrator.Entry, exposed []mcs.Tool) error {
+	var labels []string
+	for _, e := range proposed {
+		labels = append(labels, e.Label)
+	}
+	v.mu.Lock()
+	v.proposed = append(v.proposed, labels)
+	v.exposed = append(v.exposed, names(exposed))
+	v.mu.Unlock()
+	if len(exposed) > v.max {
+		return fmt.Errorf("%d tools are more than %d", len(exposed), v.max)
+	}
+	return nil
+}
+
+func TestCustomRegistrationChecker(t *testing.T) {
+	v := &vetting{max: 3}
+	o := orchestrator.New(orchestrator.Pipeline(orchestrator.Namespacing(), v))
+	if err := o.AddDriver("a", newFake("a", "x", "y")); err != nil {
+		t.Fatal(err)
+	}
+	err := o.AddDriver("b", newFake("b", "z", "w"))
+	if err == nil || !strings.Contains(err.Error(), `add driver "b": 4 tools are more than 3`) {
+		t.Errorf("AddDriver(b) error %v", err)
+	}
+	if diff := cmp.Diff([]string{"a"}, o.Labels()); diff != "" {
+		t.Errorf("Labels (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"x", "y"}, toolNames(t, o)); diff != "" {
+		t.Errorf("tools (-want +got):\n%s", diff)
+	}
+	want := struct{ Proposed, Exposed [][]string }{
+		Proposed: [][]string{{"a"}, {"a", "b"}},
+		Exposed:  [][]string{{"x", "y"}, {"a__x", "a__y", "b__z", "b__w"}},
+	}
+	v.mu.Lock()
+	got := struct{ Proposed, Exposed [][]string }{v.proposed, v.exposed}
+	v.mu.Unlock()
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("what the checker saw (-want +got):\n%s", diff)
+	}
+}
+
+func TestNestedLayerStateShowsAtTheTop(t *testing.T) {
+	inner := orchestrator.New(orchestrator.Pipeline(orchestrator.Namespacing(), orchestrator.Pagination(1)))
+	for _, l := range []string{"a", "b"} {
+		if err := inner.AddDriver(l, newFake(l, "t")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	outer := build(t, nil, "inner", inner, "c", newFake("c", "u"))
+	want := []string{"inner__a__t", "inner__tools__next_page", "inner__tools__prev_page", "c__u"}
+	if diff := cmp.Diff(want, toolNames(t, outer)); diff != "" {
+		t.Errorf("tools (-want +got):\n%s", diff)
+	}
+	if resp := process(t, outer, "inner__tools__next_page"); !resp.CallExecuted {
+		t.Fatalf("turning the inner page: %+v", resp)
+	}
+	want[0] = "inner__b__t"
+	if diff := cmp.Diff(want, toolNames(t, outer)); diff != "" {
+		t.Errorf("tools after the inner page turned (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"b:t"}, results(process(t, outer, "inner__b__t"))); diff != "" {
+		t.Errorf("results (-want +got):\n%s", diff)
+	}
+}
+
+// panicky is a driver whose tool panics.
+type panicky struct{ fake }
+
+func (*panicky) ExecuteTool(context.Context, string, map[string]any) (any, error) { panic("tool bug") }
+
+func TestPanickingDriverToolIsAFailedCall(t *testing.T) {
+	p := &panicky{fake: fake{name: "p"}}
+	p.setTools("boom")
+	o := build(t, nil, "p", p, "q", newFake("q", "ok"))
+	_, err := o.ExecuteTool(context.Background(), "p__boom", nil)
+	var pe *mcs.PanicError
+	if !errors.As(err, &pe) || pe.Value != "tool bug" {
+		t.Errorf("ExecuteTool error %v, want a *mcs.PanicError", err)
+	}
+	resp := process(t, o, "p__boom")
+	if !resp.CallFailed || !errors.As(resp.Calls[0].Err, &pe) {
+		t.Errorf("response %+v, want a failed call", resp)
+	}
+	if diff := cmp.Diff([]string{"q:ok"}, results(process(t, o, "q__ok"))); diff != "" {
+		t.Errorf("the other driver after the panic (-want +got):\n%s", diff)
 	}
 }

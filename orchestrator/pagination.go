@@ -66,7 +66,8 @@ func (p *Paginator) Page() (page, pages int) {
 	return p.page + 1, p.pages(p.total)
 }
 
-// ToolsVersion increases every time the page turns.
+// ToolsVersion increases every time the page changes: turned by a page tool, or
+// clamped because the listing shrank.
 func (p *Paginator) ToolsVersion() uint64 { return p.version.Load() }
 
 func (p *Paginator) pages(total int) int { return (total + p.size - 1) / p.size }
@@ -111,9 +112,13 @@ func (p *Paginator) ListTools(ctx context.Context, drivers []Entry, inner Strate
 	}
 	p.mu.Lock()
 	p.total = len(tools)
-	p.page = p.clamp(p.page, p.total)
-	page := p.page
+	page := p.clamp(p.page, p.total)
+	moved := page != p.page
+	p.page = page
 	p.mu.Unlock()
+	if moved {
+		p.version.Add(1) // the listing shrank under the page
+	}
 	if len(tools) <= p.size {
 		return tools, err
 	}

@@ -89,8 +89,8 @@ type RegistrationChecker interface {
 // the new version also sees the new state. It must be cheap and safe for concurrent
 // use: the orchestrator reads the version of its strategy and of every registered
 // Versioned driver on each call (a handful of atomic loads for a few nested
-// orchestrators). *Orchestrator, *Paginator, *Switching and the Strategy of [Pipeline] implement
-// it.
+// orchestrators). *Orchestrator, *Paginator, *Switching and the Strategy of
+// [Pipeline] implement it.
 type Versioned interface {
 	ToolsVersion() uint64
 }

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/mcs-go/mcs"
@@ -314,6 +317,19 @@ func TestPagination(t *testing.T) {
 			wantInstr: "You see tools 1–20 of 45 (page 1/3).", wantPage: [2]int{1, 3},
 		},
 		{
+			name: "135 tools, first page", tools: 135, size: 20,
+			wantTools: append(toolsN(20), orchestrator.NextPageTool, orchestrator.PrevPageTool),
+			wantInstr: "You see tools 1–20 of 135 (page 1/7). Call tools__next_page or tools__prev_page to see the other tools; only the tools on the current page can be called.",
+			wantPage:  [2]int{1, 7},
+		},
+		{
+			name: "135 tools, last page", tools: 135, size: 20,
+			turns:     slices.Repeat([]string{orchestrator.NextPageTool}, 7),
+			wantTools: append(toolsN(135)[120:], orchestrator.NextPageTool, orchestrator.PrevPageTool),
+			wantInstr: "You see tools 121–135 of 135 (page 7/7).", wantPage: [2]int{7, 7},
+			wantLastNote: "This is already the last page. You see tools 121–135 of 135 (page 7/7).",
+		},
+		{
 			name: "page size 1", tools: 3, size: 1,
 			turns:     []string{orchestrator.NextPageTool},
 			wantTools: []string{"t001", orchestrator.NextPageTool, orchestrator.PrevPageTool},
@@ -363,7 +379,7 @@ func TestPaginationTurnResultAndRouting(t *testing.T) {
 	a := newFake("a", "t0", "t1", "t2", "t3", "t4")
 	o := build(t, orchestrator.Pipeline(p), "a", a)
 	// A tool on another page is not owned by ProcessLLMResponse ...
-	if resp := process(t, o, "t4"); resp.CallExecuted || resp.CallFailed {
+	if resp := process(t, o, "t4"); !cmp.Equal(resp, mcs.Response{}) {
 		t.Errorf("a tool of another page was owned: %+v", resp)
 	}
 	// ... but ExecuteTool routes it.
@@ -545,3 +561,130 @@ func TestFlatDirectly(t *testing.T) {
 type panicList struct{ fake }
 
 func (*panicList) ListTools(context.Context) ([]mcs.Tool, error) { panic("bad driver") }
+
+func TestPaginationConcurrentTurns(t *testing.T) {
+	p := orchestrator.Pagination(3)
+	var tools []string
+	for i := range 10 {
+		tools = append(tools, fmt.Sprintf("t%d", i))
+	}
+	o := build(t, orchestrator.Pipeline(p), "a", newFake("a", tools...))
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Go(func() {
+			turn := orchestrator.NextPageTool
+			if w%2 == 1 {
+				turn = orchestrator.PrevPageTool
+			}
+			for range 50 {
+				if resp := process(t, o, turn); !resp.CallExecuted {
+					t.Errorf("%s: %+v", turn, resp)
+					return
+				}
+				if _, err := o.SystemMessage(context.Background(), ""); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	// Wherever it stopped, the page is on the grid and the listing matches it.
+	page, pages := p.Page()
+	got := toolNames(t, o)
+	lo := (page - 1) * 3
+	want := append(slices.Clone(tools[lo:min(lo+3, len(tools))]), orchestrator.NextPageTool, orchestrator.PrevPageTool)
+	if pages != 4 || page < 1 || page > 4 {
+		t.Fatalf("Page() = %d, %d", page, pages)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("tools on page %d (-want +got):\n%s", page, diff)
+	}
+}
+
+func TestDetailLoadingCutIsExactlyMaxLong(t *testing.T) {
+	for _, max := range []int{4, 5, 12} {
+		for _, n := range []int{0, 1, max - 1, max, max + 1, 3 * max} {
+			for _, r := range []string{"a", "ß", "語"} {
+				t.Run(fmt.Sprintf("max %d, %d×%s", max, n, r), func(t *testing.T) {
+					desc := strings.Repeat(r, n)
+					a := &fake{name: "a", tools: []mcs.Tool{
+						{Name: "described", Title: "T", Description: desc},
+						{Name: "titled", Title: desc},
+					}}
+					if n == 0 {
+						a.tools = a.tools[:1]
+						a.tools[0].Description = ""
+					}
+					o := build(t, orchestrator.Pipeline(orchestrator.DetailLoading(max)), "a", a)
+					tools, err := o.ListTools(context.Background())
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, tool := range tools[:len(tools)-1] {
+						got := tool.Summary()
+						if n == 0 {
+							got = tool.Description
+						}
+						wantLen := min(n, max)
+						if c := utf8.RuneCountInString(got); c != wantLen {
+							t.Errorf("%s: %q has %d characters, want %d", tool.Name, got, c, wantLen)
+						}
+						if cut := strings.HasSuffix(got, "..."); cut != (n > max) {
+							t.Errorf("%s: %q ends in \"...\": %v, want %v", tool.Name, got, cut, n > max)
+						}
+						if n > max && !strings.HasPrefix(desc, strings.TrimSuffix(got, "...")) {
+							t.Errorf("%s: %q is not a prefix of the description", tool.Name, got)
+						}
+					}
+					if d := tools[0].Description; n > 0 && n <= max && d != desc {
+						t.Errorf("short description changed to %q", d)
+					}
+				})
+			}
+		}
+	}
+}
+
+func TestDetailLoadingOutsidePaginationOnEveryPage(t *testing.T) {
+	a := newFake("a", "t0", "t1", "t2", "t3", "t4")
+	o := build(t, orchestrator.Pipeline(orchestrator.Pagination(2), orchestrator.DetailLoading(10)), "a", a)
+	for page, want := range [][]string{{"t0", "t1"}, {"t2", "t3"}, {"t4"}} {
+		want = append(want, orchestrator.NextPageTool, orchestrator.PrevPageTool, orchestrator.DetailsTool)
+		if diff := cmp.Diff(want, toolNames(t, o)); diff != "" {
+			t.Errorf("page %d tools (-want +got):\n%s", page+1, diff)
+		}
+		resp := o.ProcessLLMResponse(context.Background(), textCall(t, orchestrator.DetailsTool, map[string]any{"name": want[0]}))
+		if !resp.CallExecuted || resp.Calls[0].Result.(map[string]any)["description"] != want[0]+" of a" {
+			t.Errorf("page %d: details of %s: %+v", page+1, want[0], resp)
+		}
+		process(t, o, orchestrator.NextPageTool)
+	}
+}
+
+func TestPaginationClampInAnyListingInvalidatesTheCache(t *testing.T) {
+	p := orchestrator.Pagination(2)
+	a := newFake("a", "t0", "t1", "t2", "t3", "t4")
+	o := build(t, orchestrator.Pipeline(p, orchestrator.DetailLoading(10)), "a", a)
+	process(t, o, orchestrator.NextPageTool)
+	process(t, o, orchestrator.NextPageTool) // page 3: t4
+	if diff := cmp.Diff([]string{"t4", orchestrator.NextPageTool, orchestrator.PrevPageTool, orchestrator.DetailsTool}, toolNames(t, o)); diff != "" {
+		t.Fatalf("tools on page 3 (-want +got):\n%s", diff)
+	}
+	// The driver shrinks without a Refresh; a details call lists through the
+	// paginator, which clamps the page to the new last one.
+	a.setTools("t0", "t1")
+	v := p.ToolsVersion()
+	if _, err := o.ExecuteTool(context.Background(), orchestrator.DetailsTool, map[string]any{"name": "t0"}); err != nil {
+		t.Fatal(err)
+	}
+	if page, pages := p.Page(); page != 1 || pages != 1 {
+		t.Fatalf("Page() = %d, %d", page, pages)
+	}
+	if p.ToolsVersion() <= v {
+		t.Errorf("the page moved but ToolsVersion stayed at %d", v)
+	}
+	if diff := cmp.Diff([]string{"t0", "t1", orchestrator.DetailsTool}, toolNames(t, o)); diff != "" {
+		t.Errorf("tools (-want +got):\n%s", diff)
+	}
+}
