@@ -25,11 +25,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/mcs-go/mcs"
 	"github.com/mcs-go/mcs/internal/confine"
-	"github.com/mcs-go/mcs/internal/toolargs"
+	"github.com/mcs-go/mcs/internal/tooltable"
 )
 
 const version = "0.1.0"
@@ -53,8 +52,7 @@ type Config struct {
 type ToolDriver struct {
 	root   *confine.Root
 	cfg    Config
-	tools  []mcs.Tool
-	byName map[string]*toolDef
+	tools  tooltable.Table[*ToolDriver]
 	limits limits
 }
 
@@ -81,10 +79,9 @@ func NewToolDriver(cfg Config) (*ToolDriver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("csv: %w", err)
 	}
-	d := &ToolDriver{root: root, cfg: cfg, byName: map[string]*toolDef{}, limits: limits{maxFiles, maxVisits}}
+	d := &ToolDriver{root: root, cfg: cfg, limits: limits{maxFiles, maxVisits}}
 	for _, def := range toolDefs(cfg.MaxRows) {
-		d.tools = append(d.tools, def.tool)
-		d.byName[def.tool.Name] = def
+		d.tools.Add(def.tool, def.run)
 	}
 	return d, nil
 }
@@ -104,15 +101,12 @@ func (d *ToolDriver) Meta() mcs.Meta {
 // filter_csv_rows and summarize_numeric_column. The slice is a copy; it never
 // fails.
 func (d *ToolDriver) ListTools(context.Context) ([]mcs.Tool, error) {
-	out := make([]mcs.Tool, len(d.tools))
-	copy(out, d.tools)
-	return out, nil
+	return d.tools.Tools(), nil
 }
 
 // HasTool reports whether the driver publishes the tool name.
 func (d *ToolDriver) HasTool(_ context.Context, name string) (bool, error) {
-	_, ok := d.byName[name]
-	return ok, nil
+	return d.tools.Has(name), nil
 }
 
 // ExecuteTool runs the named tool with the model-supplied args and returns a JSON
@@ -123,26 +117,7 @@ func (d *ToolDriver) HasTool(_ context.Context, name string) (bool, error) {
 // errors; errors begin with the tool name. Reading stops, and the call fails, when
 // ctx is done.
 func (d *ToolDriver) ExecuteTool(ctx context.Context, name string, args map[string]any) (any, error) {
-	def, ok := d.byName[name]
-	if !ok {
-		names := make([]string, len(d.tools))
-		for i, t := range d.tools {
-			names[i] = t.Name
-		}
-		return nil, fmt.Errorf("unknown tool %q; the tools are: %s", name, strings.Join(names, ", "))
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, context.Cause(ctx))
-	}
-	a, err := toolargs.Parse(&def.tool, args)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	res, err := def.run(d, ctx, a)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	return res, nil
+	return d.tools.Execute(ctx, d, name, args)
 }
 
 // Close releases the root directory. Calls after Close fail.
@@ -171,19 +146,20 @@ func New(cfg Config, opts ...mcs.Option) (*Driver, error) {
 // Close releases the root directory. Calls after Close fail.
 func (d *Driver) Close() error { return d.tools.Close() }
 
-// errorResult is the readable result for a file that does not exist, is a
-// directory or lies below a file; ok is false for any other error.
-func errorResult(path string, err error) (res map[string]any, ok bool) {
+// outcome is how a tool ends on err, met on path: with a result the model can
+// read when the file does not exist, is a directory or lies below a file, with the
+// failed call for any other error.
+func outcome(path string, err error) (any, error) {
 	var ce *confine.Error
 	switch {
 	case errors.As(err, &ce):
-		return nil, false
+		return nil, err
 	case isNotExist(err):
-		return map[string]any{"path": path, "error": "not found", "hint": "call list_csv_files to see the CSV files"}, true
+		return map[string]any{"path": path, "error": "not found", "hint": "call list_csv_files to see the CSV files"}, nil
 	case errors.Is(err, confine.ErrIsDirectory):
-		return map[string]any{"path": path, "error": "is a directory", "hint": "call list_csv_files to see the CSV files"}, true
+		return map[string]any{"path": path, "error": "is a directory", "hint": "call list_csv_files to see the CSV files"}, nil
 	case isNotDir(err):
-		return map[string]any{"path": path, "error": "not a directory", "hint": "an element of the path is a file, not a directory"}, true
+		return map[string]any{"path": path, "error": "not a directory", "hint": "an element of the path is a file, not a directory"}, nil
 	}
-	return nil, false
+	return nil, err
 }

@@ -5,79 +5,21 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcs-go/mcs"
 	"github.com/mcs-go/mcs/drivers/csv"
-	"github.com/mcs-go/mcs/internal/confine"
 	"github.com/mcs-go/mcs/internal/confine/confinetest"
+	"github.com/mcs-go/mcs/internal/drivertest"
 )
-
-func tree(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for name, content := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if strings.HasSuffix(name, "/") {
-			if err := os.MkdirAll(p, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
 
 func newTD(t *testing.T, cfg csv.Config) *csv.ToolDriver {
 	t.Helper()
-	td, err := csv.NewToolDriver(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { td.Close() })
-	return td
-}
-
-// call executes a tool and returns its result as decoded JSON, as the model sees it.
-func call(t *testing.T, td mcs.ToolDriver, name string, args map[string]any) (map[string]any, error) {
-	t.Helper()
-	res, err := td.ExecuteTool(context.Background(), name, args)
-	if err != nil {
-		if res != nil {
-			t.Errorf("%s returned a result with an error: %v", name, res)
-		}
-		return nil, err
-	}
-	b, err := json.Marshal(res)
-	if err != nil {
-		t.Fatalf("%s: result is not JSON: %v", name, err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatalf("%s: result is not a JSON object: %s", name, b)
-	}
-	return m, nil
-}
-
-func mustCall(t *testing.T, td mcs.ToolDriver, name string, args map[string]any) map[string]any {
-	t.Helper()
-	m, err := call(t, td, name, args)
-	if err != nil {
-		t.Fatalf("%s(%v): %v", name, args, err)
-	}
-	return m
+	return drivertest.Open(t, csv.NewToolDriver, cfg)
 }
 
 // rows builds the JSON form of rows.
@@ -102,7 +44,7 @@ func strs(s ...string) []any {
 }
 
 func TestNewErrors(t *testing.T) {
-	dir := tree(t, map[string]string{"f.csv": "a\n"})
+	dir := confinetest.Tree(t, map[string]string{"f.csv": "a\n"})
 	tests := []struct {
 		cfg  csv.Config
 		want string
@@ -120,40 +62,15 @@ func TestNewErrors(t *testing.T) {
 }
 
 func TestMetaAndTools(t *testing.T) {
-	dir := t.TempDir()
-	td := newTD(t, csv.Config{Root: dir})
-	want := mcs.Meta{
-		ID:           "mcs-go/csv",
-		Name:         "CSV files",
-		Version:      "0.1.0",
-		Bindings:     []mcs.Binding{{Capability: "csv", Adapter: "os", SpecFormat: "builtin"}},
-		Capabilities: []mcs.Capability{mcs.CapabilityOrchestratable},
-	}
-	if diff := cmp.Diff(want, td.Meta()); diff != "" {
-		t.Errorf("ToolDriver.Meta (-want +got):\n%s", diff)
-	}
-	d, err := csv.New(csv.Config{Root: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	if m := d.Meta(); m.ID != "mcs-go/csv" || !m.HasCapability(mcs.CapabilityStandalone) || !m.HasCapability(mcs.CapabilityToolMiddleware) {
-		t.Errorf("Driver.Meta = %+v", m)
-	}
-	tools, err := d.ListTools(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, tool := range tools {
-		if err := tool.Validate(); err != nil {
-			t.Error(err)
-		}
-		names = append(names, tool.Name)
-	}
-	if diff := cmp.Diff([]string{"list_csv_files", "describe_csv", "read_csv_head", "filter_csv_rows", "summarize_numeric_column"}, names); diff != "" {
-		t.Errorf("tools (-want +got):\n%s", diff)
-	}
+	cfg := csv.Config{Root: t.TempDir()}
+	td := newTD(t, cfg)
+	drivertest.CheckMeta(t, td, drivertest.OpenDriver(t, csv.New, cfg), mcs.Meta{
+		ID:       "mcs-go/csv",
+		Name:     "CSV files",
+		Version:  "0.1.0",
+		Bindings: []mcs.Binding{{Capability: "csv", Adapter: "os", SpecFormat: "builtin"}},
+	})
+	drivertest.CheckTools(t, td, []string{"list_csv_files", "describe_csv", "read_csv_head", "filter_csv_rows", "summarize_numeric_column"})
 	if has, _ := td.HasTool(context.Background(), "read_file"); has {
 		t.Error("HasTool(read_file) = true")
 	}
@@ -163,7 +80,7 @@ func TestMetaAndTools(t *testing.T) {
 }
 
 func TestArguments(t *testing.T) {
-	dir := tree(t, map[string]string{"d.csv": "n,v\na,1\nb,2\nc,3\n"})
+	dir := confinetest.Tree(t, map[string]string{"d.csv": "n,v\na,1\nb,2\nc,3\n"})
 	td := newTD(t, csv.Config{Root: dir})
 	tests := []struct {
 		name    string
@@ -185,17 +102,8 @@ func TestArguments(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := call(t, td, tc.tool, tc.args)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Errorf("error = %v, want it to contain %q", err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !tc.check(got) {
+			got, ok := drivertest.Expect(t, td, tc.tool, tc.args, nil, tc.wantErr)
+			if ok && !tc.check(got) {
 				t.Errorf("unexpected result %v", got)
 			}
 		})
@@ -203,7 +111,7 @@ func TestArguments(t *testing.T) {
 }
 
 func TestListCSVFiles(t *testing.T) {
-	dir := tree(t, map[string]string{
+	dir := confinetest.Tree(t, map[string]string{
 		"b.csv":       "x\n",
 		"A.TSV":       "x\ty\n",
 		"a/c.csv":     "x\n1\n",
@@ -212,11 +120,9 @@ func TestListCSVFiles(t *testing.T) {
 		"folder.csv/": "",
 		"é/ü.csv":     "",
 	})
-	outside := tree(t, map[string]string{"secret.csv": "s\n"})
+	outside := confinetest.Tree(t, map[string]string{"secret.csv": "s\n"})
 	for name, target := range map[string]string{"in.csv": "b.csv", "out.csv": filepath.Join(outside, "secret.csv"), "dir.csv": "a"} {
-		if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
-			t.Fatal(err)
-		}
+		confinetest.Symlink(t, dir, name, target)
 	}
 	td := newTD(t, csv.Config{Root: dir})
 	want := map[string]any{
@@ -231,24 +137,24 @@ func TestListCSVFiles(t *testing.T) {
 			map[string]any{"path": "é/ü.csv", "size": 0.0},
 		},
 	}
-	if diff := cmp.Diff(want, mustCall(t, td, "list_csv_files", nil)); diff != "" {
+	if diff := cmp.Diff(want, drivertest.MustCall(t, td, "list_csv_files", nil)); diff != "" {
 		t.Errorf("list_csv_files (-want +got):\n%s", diff)
 	}
 
 	csv.SetLimits(td, 2, 1000)
-	got := mustCall(t, td, "list_csv_files", map[string]any{})
+	got := drivertest.MustCall(t, td, "list_csv_files", map[string]any{})
 	if got["count"] != 2.0 || got["truncated"] != true || got["notice"] != "only the first 2 files found are listed" {
 		t.Errorf("with a limit of 2 files: %v", got)
 	}
 	csv.SetLimits(td, 1000, 3)
-	got = mustCall(t, td, "list_csv_files", map[string]any{})
+	got = drivertest.MustCall(t, td, "list_csv_files", map[string]any{})
 	if got["truncated"] != true || got["notice"] != "the listing stopped after looking at 3 entries" {
 		t.Errorf("with a limit of 3 visits: %v", got)
 	}
 }
 
 func TestDescribe(t *testing.T) {
-	dir := tree(t, map[string]string{
+	dir := confinetest.Tree(t, map[string]string{
 		"types.csv":  "id,price,active,day,name,blank\n1,2.5,true,2025-01-02,Ann,\n2,3,no,2025-02-03,Bob,\n-3,1e3,yes,2025-03-04T10:00:00Z,Cy,\n",
 		"semi.csv":   "name;amount\nA;1,5\nB;2\n",
 		"tab.tsv":    "a\tb\n1\tx\n",
@@ -358,7 +264,7 @@ func TestDescribe(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.path, func(t *testing.T) {
 			tc.want["path"] = tc.path
-			got := mustCall(t, td, "describe_csv", map[string]any{"path": tc.path})
+			got := drivertest.MustCall(t, td, "describe_csv", map[string]any{"path": tc.path})
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("describe_csv (-want +got):\n%s", diff)
 			}
@@ -367,7 +273,7 @@ func TestDescribe(t *testing.T) {
 }
 
 func TestUnreadableFiles(t *testing.T) {
-	dir := tree(t, map[string]string{
+	dir := confinetest.Tree(t, map[string]string{
 		"utf16.csv": "\xff\xfea\x00,\x00b\x00\n\x00",
 		"huge.csv":  "a,b\n1,\"" + strings.Repeat("x", 2<<20) + "\n",
 	})
@@ -377,7 +283,7 @@ func TestUnreadableFiles(t *testing.T) {
 		{"huge.csv", "describe_csv: huge.csv: line 2: a row is larger than 1 MiB (an unclosed quote?); the file cannot be read safely"},
 	}
 	for _, tc := range tests {
-		_, err := call(t, td, "describe_csv", map[string]any{"path": tc.path})
+		_, err := drivertest.Call(t, td, "describe_csv", map[string]any{"path": tc.path})
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("describe_csv(%s) error = %v, want %q", tc.path, err, tc.want)
 		}
@@ -390,7 +296,7 @@ func TestReadHead(t *testing.T) {
 	for i := 1; i <= 8; i++ {
 		fmt.Fprintf(&b, "%d,%d\n", i, i*i)
 	}
-	dir := tree(t, map[string]string{"sq.csv": b.String(), "header.csv": "a,b\n", "empty.csv": ""})
+	dir := confinetest.Tree(t, map[string]string{"sq.csv": b.String(), "header.csv": "a,b\n", "empty.csv": ""})
 	td := newTD(t, csv.Config{Root: dir, MaxRows: 6})
 	sq := func(from, to int) []any {
 		var rs [][]string
@@ -416,20 +322,20 @@ func TestReadHead(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := mustCall(t, td, "read_csv_head", tc.args)
+			got := drivertest.MustCall(t, td, "read_csv_head", tc.args)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("read_csv_head (-want +got):\n%s", diff)
 			}
 		})
 	}
 	td8 := newTD(t, csv.Config{Root: dir})
-	if got := mustCall(t, td8, "read_csv_head", map[string]any{"path": "sq.csv", "limit": 8.0}); got["returned"] != 8.0 || got["truncated"] != false {
+	if got := drivertest.MustCall(t, td8, "read_csv_head", map[string]any{"path": "sq.csv", "limit": 8.0}); got["returned"] != 8.0 || got["truncated"] != false {
 		t.Errorf("reading exactly all rows: returned %v, truncated %v", got["returned"], got["truncated"])
 	}
 }
 
 func TestFilterRows(t *testing.T) {
-	dir := tree(t, map[string]string{
+	dir := confinetest.Tree(t, map[string]string{
 		"p.csv":    "name,city,age\nAnn,Paris,31\nBob, Lyon ,25\nCyd,PARIS,n/a\nDan,Nice,40\nEve,Paris,\nFay,Lyon,19\n",
 		"semi.csv": "name;amount\nA;1,5\nB;2,25\nC;0,5\n",
 	})
@@ -469,15 +375,9 @@ func TestFilterRows(t *testing.T) {
 			if tc.args["path"] == nil {
 				tc.args["path"] = "p.csv"
 			}
-			got, err := call(t, td, "filter_csv_rows", tc.args)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Errorf("error = %v, want it to contain %q", err, tc.wantErr)
-				}
+			got, ok := drivertest.Expect(t, td, "filter_csv_rows", tc.args, nil, tc.wantErr)
+			if !ok {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if diff := cmp.Diff(tc.want, names(got)); diff != "" {
 				t.Errorf("rows (-want +got):\n%s", diff)
@@ -491,7 +391,7 @@ func TestFilterRows(t *testing.T) {
 			}
 		})
 	}
-	got := mustCall(t, td, "filter_csv_rows", map[string]any{"path": "p.csv", "column": "name", "value": "Bob"})
+	got := drivertest.MustCall(t, td, "filter_csv_rows", map[string]any{"path": "p.csv", "column": "name", "value": "Bob"})
 	want := map[string]any{
 		"path": "p.csv", "column": "name", "operator": "eq", "value": "Bob",
 		"columns": strs("name", "city", "age"), "rows": rows([]string{"Bob", " Lyon ", "25"}),
@@ -503,7 +403,7 @@ func TestFilterRows(t *testing.T) {
 }
 
 func TestSummarize(t *testing.T) {
-	dir := tree(t, map[string]string{
+	dir := confinetest.Tree(t, map[string]string{
 		"s.csv":     "item,price,qty\na,1.5,2\nb,n/a,3\nc,,1\nd, 2.5 ,x\ne,-4,\nf,N/A\ng,1e1,5\n",
 		"semi.csv":  "x;v\na;1,5\nb;2,5\n",
 		"text.csv":  "name\nAnn\nBob\nAnn\nCy\nDo\n",
@@ -545,19 +445,7 @@ func TestSummarize(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := call(t, td, "summarize_numeric_column", tc.args)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Errorf("error = %v, want it to contain %q", err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("summarize_numeric_column (-want +got):\n%s", diff)
-			}
+			drivertest.Expect(t, td, "summarize_numeric_column", tc.args, tc.want, tc.wantErr)
 		})
 	}
 }
@@ -566,7 +454,7 @@ func TestSummarizeLargeFile(t *testing.T) {
 	dir := t.TempDir()
 	writeGenerated(t, dir, "big.csv", 2<<20)
 	td := newTD(t, csv.Config{Root: dir})
-	got := mustCall(t, td, "summarize_numeric_column", map[string]any{"path": "big.csv", "column": "amount"})
+	got := drivertest.MustCall(t, td, "summarize_numeric_column", map[string]any{"path": "big.csv", "column": "amount"})
 	rowsN := got["rows"].(float64)
 	if rowsN < 50_000 || got["count"].(float64)+got["non_numeric"].(float64) != rowsN || got["non_numeric"].(float64) != float64(int(rowsN)/500) {
 		t.Errorf("summary of a generated file: %v", got)
@@ -574,78 +462,37 @@ func TestSummarizeLargeFile(t *testing.T) {
 }
 
 // pathCalls are the calls of every tool with the model-supplied path p.
-func pathCalls(p string) []struct {
-	tool string
-	args map[string]any
-} {
-	return []struct {
-		tool string
-		args map[string]any
-	}{
-		{"describe_csv", map[string]any{"path": p}},
-		{"read_csv_head", map[string]any{"path": p}},
-		{"filter_csv_rows", map[string]any{"path": p, "column": "name", "value": confinetest.Secret}},
-		{"summarize_numeric_column", map[string]any{"path": p, "column": "value"}},
+func pathCalls(p string) []drivertest.ToolCall {
+	return []drivertest.ToolCall{
+		{Tool: "describe_csv", Args: map[string]any{"path": p}},
+		{Tool: "read_csv_head", Args: map[string]any{"path": p}},
+		{Tool: "filter_csv_rows", Args: map[string]any{"path": p, "column": "name", "value": confinetest.Secret}},
+		{Tool: "summarize_numeric_column", Args: map[string]any{"path": p, "column": "value"}},
 	}
 }
 
 func TestEscapeSuite(t *testing.T) {
 	env := confinetest.New(t)
 	td := newTD(t, csv.Config{Root: env.Root})
-	if got := mustCall(t, td, "read_csv_head", map[string]any{"path": "swap/ok.csv"}); got["returned"] != 1.0 {
+	if got := drivertest.MustCall(t, td, "read_csv_head", map[string]any{"path": "swap/ok.csv"}); got["returned"] != 1.0 {
 		t.Fatalf("read swap/ok.csv before the swap: %v", got)
 	}
-	for _, tc := range env.Cases() {
-		t.Run(tc.Name, func(t *testing.T) {
-			if tc.Setup != nil {
-				tc.Setup(t)
-			}
-			for _, c := range pathCalls(tc.Path) {
-				res, err := td.ExecuteTool(context.Background(), c.tool, c.args)
-				var ce *confine.Error
-				if !errors.As(err, &ce) {
-					t.Errorf("%s(%q): result %v, error %v; want a refused path", c.tool, tc.Path, res, err)
-					continue
-				}
-				if strings.Contains(err.Error(), confinetest.Secret) {
-					t.Errorf("%s(%q) leaks: %v", c.tool, tc.Path, err)
-				}
-			}
-		})
-	}
+	drivertest.RunEscapeSuite(t, env, td, pathCalls)
 	// Listing never shows a file outside the root.
-	b, err := json.Marshal(mustCall(t, td, "list_csv_files", nil))
+	b, err := json.Marshal(drivertest.MustCall(t, td, "list_csv_files", nil))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(string(b), "secret") || strings.Contains(string(b), env.Base) {
 		t.Errorf("list_csv_files shows a file outside the root: %s", b)
 	}
-	env.CheckOutside(t)
 }
 
 func TestSwappedDirectoryBetweenCalls(t *testing.T) {
 	env := confinetest.New(t)
-	d, err := csv.New(csv.Config{Root: env.Root})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	ctx := context.Background()
-	resp := d.ProcessLLMResponse(ctx, `{"tool":"describe_csv","arguments":{"path":"swap/ok.csv"}}`)
-	if !resp.CallExecuted || resp.CallFailed {
-		t.Fatalf("describe before the swap: %+v", resp)
-	}
-	env.SwapDir(t)
-	resp = d.ProcessLLMResponse(ctx, `{"tool":"describe_csv","arguments":{"path":"swap/secret.csv"}}`)
-	var ce *confine.Error
-	if resp.CallExecuted || !resp.CallFailed || len(resp.Calls) != 1 || !errors.As(resp.Calls[0].Err, &ce) || ce.Kind != confine.KindSymlink {
-		t.Fatalf("describe after the swap: %+v", resp)
-	}
-	if !strings.Contains(resp.RetryPrompt, `the symbolic link "swap" leads outside the root directory`) {
-		t.Errorf("retry prompt does not explain: %q", resp.RetryPrompt)
-	}
-	env.CheckOutside(t)
+	d := drivertest.OpenDriver(t, csv.New, csv.Config{Root: env.Root})
+	drivertest.RunSwap(t, env, d, `{"tool":"describe_csv","arguments":{"path":"swap/ok.csv"}}`,
+		`{"tool":"describe_csv","arguments":{"path":"swap/secret.csv"}}`)
 }
 
 func TestContextCanceled(t *testing.T) {
@@ -661,36 +508,16 @@ func TestContextCanceled(t *testing.T) {
 }
 
 func TestConcurrentCalls(t *testing.T) {
-	dir := tree(t, map[string]string{"a.csv": "k,v\nx,1\ny,2\n", "b.csv": "k;v\nz;3\n"})
-	d, err := csv.New(csv.Config{Root: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	var wg sync.WaitGroup
-	errs := make(chan error, 64)
-	for i := range 8 {
-		wg.Go(func() {
-			path := []string{"a.csv", "b.csv"}[i%2]
-			for _, c := range []struct {
-				tool string
-				args map[string]any
-			}{
-				{"list_csv_files", nil},
-				{"describe_csv", map[string]any{"path": path}},
-				{"read_csv_head", map[string]any{"path": path}},
-				{"filter_csv_rows", map[string]any{"path": path, "column": "k", "value": "x"}},
-				{"summarize_numeric_column", map[string]any{"path": path, "column": "v"}},
-			} {
-				if _, err := d.ExecuteTool(context.Background(), c.tool, c.args); err != nil {
-					errs <- fmt.Errorf("%s: %w", c.tool, err)
-				}
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+	dir := confinetest.Tree(t, map[string]string{"a.csv": "k,v\nx,1\ny,2\n", "b.csv": "k;v\nz;3\n"})
+	d := drivertest.OpenDriver(t, csv.New, csv.Config{Root: dir})
+	drivertest.RunConcurrently(t, d, 8, func(i int) []drivertest.ToolCall {
+		path := []string{"a.csv", "b.csv"}[i%2]
+		return []drivertest.ToolCall{
+			{Tool: "list_csv_files"},
+			{Tool: "describe_csv", Args: map[string]any{"path": path}},
+			{Tool: "read_csv_head", Args: map[string]any{"path": path}},
+			{Tool: "filter_csv_rows", Args: map[string]any{"path": path, "column": "k", "value": "x"}},
+			{Tool: "summarize_numeric_column", Args: map[string]any{"path": path, "column": "v"}},
+		}
+	})
 }

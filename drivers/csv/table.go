@@ -12,7 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/mcs-go/mcs/internal/toolargs"
+	"github.com/mcs-go/mcs/internal/tooltable"
 )
 
 // Streaming bounds: whatever the file size, a table holds two read buffers and one
@@ -151,7 +151,7 @@ func (t *table) column(name string) (int, error) {
 	if len(t.header) == 0 {
 		return 0, fmt.Errorf("unknown column %q: the file is empty and has no columns", name)
 	}
-	return 0, fmt.Errorf("unknown column %q; the columns are: %s", name, toolargs.QuoteList(t.header))
+	return 0, fmt.Errorf("unknown column %q; the columns are: %s", name, tooltable.QuoteList(t.header))
 }
 
 // sniffDelimiter picks ',', ';' or tab: the one that occurs most often outside

@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/mcs-go/mcs"
+	"github.com/mcs-go/mcs/internal/tooltable"
 )
 
 // Limits of list_csv_files.
@@ -26,7 +27,7 @@ const ctxEvery = 4096
 
 type toolDef struct {
 	tool mcs.Tool
-	run  func(d *ToolDriver, ctx context.Context, args map[string]any) (any, error)
+	run  tooltable.Func[*ToolDriver]
 }
 
 func toolDefs(maxRows int) []*toolDef {
@@ -99,20 +100,10 @@ func toolDefs(maxRows int) []*toolDef {
 func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
 func isNotDir(err error) bool   { return errors.Is(err, syscall.ENOTDIR) }
 
-func stringArg(args map[string]any, name, def string) string {
-	if s, ok := args[name].(string); ok {
-		return s
-	}
-	return def
-}
-
 // rowLimit returns the number of rows to return for the limit argument (def when
 // absent; 0 means MaxRows) and whether the driver's maximum cut it.
 func (d *ToolDriver) rowLimit(args map[string]any, def int) (n int, capped bool) {
-	v, ok := args["limit"].(int64)
-	if !ok {
-		v = int64(def)
-	}
+	v := tooltable.Int(args, "limit", int64(def))
 	most := int64(d.cfg.MaxRows)
 	if v == 0 || v > most {
 		return int(most), v > most
@@ -123,26 +114,26 @@ func (d *ToolDriver) rowLimit(args map[string]any, def int) (n int, capped bool)
 // source is an open CSV file.
 type source struct {
 	*table
-	f *os.File
+	f   *os.File
+	col int // the index of the column argument in the header, when there is one
 }
 
-// open resolves p and opens it as a table. A missing file, a directory or a path
-// below a file give a readable result instead.
-func (d *ToolDriver) open(p string) (*source, map[string]any, error) {
+// open opens the file named by the path argument of args as a table and, when
+// args hold a column argument, finds that column (source.col). When s is nil the
+// tool ends with res and err: a result the model can read for a missing file, a
+// directory or a path below a file, the failed call for any other error.
+func (d *ToolDriver) open(args map[string]any) (s *source, res any, err error) {
+	p := tooltable.String(args, "path", "")
 	rel, err := d.root.Resolve(p)
 	if err != nil {
-		if res, ok := errorResult(p, err); ok {
-			return nil, res, nil
-		}
-		return nil, nil, err
+		res, err = outcome(p, err)
+		return nil, res, err
 	}
 	shown, _ := d.root.Clean(p)
 	f, _, err := d.root.OpenRegular(rel)
 	if err != nil {
-		if res, ok := errorResult(shown, err); ok {
-			return nil, res, nil
-		}
-		return nil, nil, err
+		res, err = outcome(shown, err)
+		return nil, res, err
 	}
 	t, err := newTable(f, strings.EqualFold(path.Ext(rel), ".tsv"))
 	if err != nil {
@@ -150,7 +141,14 @@ func (d *ToolDriver) open(p string) (*source, map[string]any, error) {
 		return nil, nil, fmt.Errorf("%s: %w", shown, err)
 	}
 	t.path = shown
-	return &source{table: t, f: f}, nil, nil
+	s = &source{table: t, f: f}
+	if name, ok := args["column"].(string); ok {
+		if s.col, err = s.column(name); err != nil {
+			f.Close()
+			return nil, nil, err
+		}
+	}
+	return s, nil, nil
 }
 
 func (s *source) Close() error { return s.f.Close() }
@@ -234,7 +232,7 @@ func (d *ToolDriver) listFiles(ctx context.Context, _ map[string]any) (any, erro
 var delimiterNames = map[rune]string{',': ",", ';': ";", '\t': "\t"}
 
 func (d *ToolDriver) describe(ctx context.Context, args map[string]any) (any, error) {
-	s, res, err := d.open(stringArg(args, "path", ""))
+	s, res, err := d.open(args)
 	if s == nil {
 		return res, err
 	}
@@ -283,7 +281,7 @@ func (d *ToolDriver) describe(ctx context.Context, args map[string]any) (any, er
 
 func (d *ToolDriver) readHead(ctx context.Context, args map[string]any) (any, error) {
 	limit, capped := d.rowLimit(args, 5)
-	s, res, err := d.open(stringArg(args, "path", ""))
+	s, res, err := d.open(args)
 	if s == nil {
 		return res, err
 	}
@@ -348,26 +346,22 @@ func matcher(op, value string, decimalComma bool) (func(cell string) (match, num
 
 func (d *ToolDriver) filterRows(ctx context.Context, args map[string]any) (any, error) {
 	limit, capped := d.rowLimit(args, 20)
-	op := strings.ToLower(strings.TrimSpace(stringArg(args, "operator", "eq")))
-	value := stringArg(args, "value", "")
+	op := strings.ToLower(strings.TrimSpace(tooltable.String(args, "operator", "eq")))
+	value := tooltable.String(args, "value", "")
 	if _, err := matcher(op, value, true); err != nil {
 		return nil, err
 	}
-	s, res, err := d.open(stringArg(args, "path", ""))
+	s, res, err := d.open(args)
 	if s == nil {
 		return res, err
 	}
 	defer s.Close()
-	col, err := s.column(stringArg(args, "column", ""))
-	if err != nil {
-		return nil, err
-	}
 	match, _ := matcher(op, value, s.decimalComma())
 	rows := [][]string{}
 	total, scanned, skipped := 0, 0, 0
 	err = s.each(ctx, func(rec []string) bool {
 		scanned++
-		c := cell(rec, col)
+		c := cell(rec, s.col)
 		ok, numeric := match(c)
 		if !numeric && strings.TrimSpace(c) != "" {
 			skipped++
@@ -386,7 +380,7 @@ func (d *ToolDriver) filterRows(ctx context.Context, args map[string]any) (any, 
 	}
 	out := map[string]any{
 		"path":          s.path,
-		"column":        s.header[col],
+		"column":        s.header[s.col],
 		"operator":      op,
 		"value":         value,
 		"columns":       s.header,
@@ -411,21 +405,17 @@ func (d *ToolDriver) filterRows(ctx context.Context, args map[string]any) (any, 
 }
 
 func (d *ToolDriver) summarize(ctx context.Context, args map[string]any) (any, error) {
-	s, res, err := d.open(stringArg(args, "path", ""))
+	s, res, err := d.open(args)
 	if s == nil {
 		return res, err
 	}
 	defer s.Close()
-	col, err := s.column(stringArg(args, "column", ""))
-	if err != nil {
-		return nil, err
-	}
 	var st stats
 	rows := 0
 	dc := s.decimalComma()
 	err = s.each(ctx, func(rec []string) bool {
 		rows++
-		st.add(cell(rec, col), dc)
+		st.add(cell(rec, s.col), dc)
 		return true
 	})
 	if err != nil {
@@ -433,7 +423,7 @@ func (d *ToolDriver) summarize(ctx context.Context, args map[string]any) (any, e
 	}
 	out := map[string]any{
 		"path":        s.path,
-		"column":      s.header[col],
+		"column":      s.header[s.col],
 		"rows":        rows,
 		"count":       st.count,
 		"non_numeric": st.nonNumeric,

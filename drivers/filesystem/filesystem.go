@@ -28,7 +28,7 @@ import (
 
 	"github.com/mcs-go/mcs"
 	"github.com/mcs-go/mcs/internal/confine"
-	"github.com/mcs-go/mcs/internal/toolargs"
+	"github.com/mcs-go/mcs/internal/tooltable"
 )
 
 const version = "0.1.0"
@@ -60,11 +60,10 @@ type Config struct {
 // the file tools over one confined root. It is safe for concurrent use. It holds
 // the root directory open until Close.
 type ToolDriver struct {
-	root    *confine.Root
-	cfg     Config
-	tools   []mcs.Tool          // published, in order
-	enabled map[string]*toolDef // published tools by name
-	limits  limits
+	root   *confine.Root
+	cfg    Config
+	tools  tooltable.Table[*ToolDriver] // the published tools
+	limits limits
 }
 
 // limits bounds the listing tools; tests lower them.
@@ -91,18 +90,11 @@ func NewToolDriver(cfg Config) (*ToolDriver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("filesystem: %w", err)
 	}
-	d := &ToolDriver{
-		root:    root,
-		cfg:     cfg,
-		enabled: map[string]*toolDef{},
-		limits:  limits{maxListEntries, maxSearchResults, maxSearchVisits},
-	}
+	d := &ToolDriver{root: root, cfg: cfg, limits: limits{maxListEntries, maxSearchResults, maxSearchVisits}}
 	for _, def := range toolDefs(cfg.MaxReadBytes) {
-		if d.unavailable(def) != "" {
-			continue
+		if d.unavailable(def) == "" {
+			d.tools.Add(def.tool, def.run)
 		}
-		d.tools = append(d.tools, def.tool)
-		d.enabled[def.tool.Name] = def
 	}
 	return d, nil
 }
@@ -124,15 +116,12 @@ func (d *ToolDriver) Meta() mcs.Meta {
 // make_directory, move_file and, with AllowDelete, delete_file. The slice is a
 // copy; it never fails.
 func (d *ToolDriver) ListTools(context.Context) ([]mcs.Tool, error) {
-	out := make([]mcs.Tool, len(d.tools))
-	copy(out, d.tools)
-	return out, nil
+	return d.tools.Tools(), nil
 }
 
 // HasTool reports whether the driver publishes the tool name.
 func (d *ToolDriver) HasTool(_ context.Context, name string) (bool, error) {
-	_, ok := d.enabled[name]
-	return ok, nil
+	return d.tools.Has(name), nil
 }
 
 // ExecuteTool runs the named tool with the model-supplied args and returns a JSON
@@ -142,46 +131,25 @@ func (d *ToolDriver) HasTool(_ context.Context, name string) (bool, error) {
 // begin with the tool name. A done ctx fails the call before it starts; search_files
 // also stops when ctx is done.
 func (d *ToolDriver) ExecuteTool(ctx context.Context, name string, args map[string]any) (any, error) {
-	def, ok := d.enabled[name]
-	if !ok {
-		for _, td := range toolDefs(d.cfg.MaxReadBytes) {
-			if td.tool.Name == name {
-				return nil, fmt.Errorf("%s: %s", name, d.unavailable(td))
+	if !d.tools.Has(name) {
+		for _, def := range toolDefs(d.cfg.MaxReadBytes) {
+			if def.tool.Name == name {
+				return nil, fmt.Errorf("%s: %s", name, d.unavailable(def))
 			}
 		}
-		return nil, fmt.Errorf("unknown tool %q; the tools are: %s", name, strings.Join(d.toolNames(), ", "))
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, context.Cause(ctx))
-	}
-	a, err := toolargs.Parse(&def.tool, args)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	res, err := def.run(d, ctx, a)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	return res, nil
+	return d.tools.Execute(ctx, d, name, args)
 }
 
 // unavailable says why def is not published, or "" when it is.
 func (d *ToolDriver) unavailable(def *toolDef) string {
 	switch {
 	case def.writes && d.cfg.ReadOnly:
-		return "not available: the file system is read-only; only " + strings.Join(d.toolNames(), ", ") + " can be used"
+		return "not available: the file system is read-only; only " + strings.Join(d.tools.Names(), ", ") + " can be used"
 	case def.tool.Name == "delete_file" && !d.cfg.AllowDelete:
 		return "not available: deleting files is not enabled for this file system"
 	}
 	return ""
-}
-
-func (d *ToolDriver) toolNames() []string {
-	names := make([]string, len(d.tools))
-	for i, t := range d.tools {
-		names[i] = t.Name
-	}
-	return names
 }
 
 // Close releases the root directory. Calls after Close fail.
@@ -210,17 +178,18 @@ func New(cfg Config, opts ...mcs.Option) (*Driver, error) {
 // Close releases the root directory. Calls after Close fail.
 func (d *Driver) Close() error { return d.tools.Close() }
 
-// errorResult is the readable result for a path that does not exist or is not a
-// directory; ok is false for any other error.
-func errorResult(path string, err error) (res map[string]any, ok bool) {
+// outcome is how a tool ends on err, met on path: with a result the model can
+// read when the path does not exist or is not a directory, with the failed call
+// for any other error.
+func outcome(path string, err error) (any, error) {
 	var ce *confine.Error
 	switch {
 	case errors.As(err, &ce):
-		return nil, false
+		return nil, err
 	case isNotExist(err):
-		return map[string]any{"path": path, "error": "not found", "hint": "call list_directory on the parent directory to see what exists"}, true
+		return map[string]any{"path": path, "error": "not found", "hint": "call list_directory on the parent directory to see what exists"}, nil
 	case isNotDir(err):
-		return map[string]any{"path": path, "error": "not a directory", "hint": "an element of the path is a file, not a directory"}, true
+		return map[string]any{"path": path, "error": "not a directory", "hint": "an element of the path is a file, not a directory"}, nil
 	}
-	return nil, false
+	return nil, err
 }

@@ -18,72 +18,13 @@ import (
 
 	"github.com/mcs-go/mcs"
 	"github.com/mcs-go/mcs/drivers/filesystem"
-	"github.com/mcs-go/mcs/internal/confine"
 	"github.com/mcs-go/mcs/internal/confine/confinetest"
+	"github.com/mcs-go/mcs/internal/drivertest"
 )
-
-// tree writes files (slash paths relative to a new temporary directory) and returns
-// the directory.
-func tree(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for name, content := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if strings.HasSuffix(name, "/") {
-			if err := os.MkdirAll(p, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
 
 func newTD(t *testing.T, cfg filesystem.Config) *filesystem.ToolDriver {
 	t.Helper()
-	td, err := filesystem.NewToolDriver(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { td.Close() })
-	return td
-}
-
-// call executes a tool and returns its result as decoded JSON, so that results
-// compare as the model sees them.
-func call(t *testing.T, td mcs.ToolDriver, name string, args map[string]any) (map[string]any, error) {
-	t.Helper()
-	res, err := td.ExecuteTool(context.Background(), name, args)
-	if err != nil {
-		if res != nil {
-			t.Errorf("%s returned a result with an error: %v", name, res)
-		}
-		return nil, err
-	}
-	b, err := json.Marshal(res)
-	if err != nil {
-		t.Fatalf("%s: result is not JSON: %v", name, err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatalf("%s: result is not a JSON object: %s", name, b)
-	}
-	return m, nil
-}
-
-func mustCall(t *testing.T, td mcs.ToolDriver, name string, args map[string]any) map[string]any {
-	t.Helper()
-	m, err := call(t, td, name, args)
-	if err != nil {
-		t.Fatalf("%s(%v): %v", name, args, err)
-	}
-	return m
+	return drivertest.Open(t, filesystem.NewToolDriver, cfg)
 }
 
 func readHost(t *testing.T, p string) string {
@@ -96,7 +37,7 @@ func readHost(t *testing.T, p string) string {
 }
 
 func TestNewErrors(t *testing.T) {
-	dir := tree(t, map[string]string{"f": "x"})
+	dir := confinetest.Tree(t, map[string]string{"f": "x"})
 	tests := []struct {
 		name string
 		cfg  filesystem.Config
@@ -118,29 +59,13 @@ func TestNewErrors(t *testing.T) {
 }
 
 func TestMeta(t *testing.T) {
-	dir := t.TempDir()
-	td := newTD(t, filesystem.Config{Root: dir})
-	want := mcs.Meta{
-		ID:           "mcs-go/filesystem",
-		Name:         "Filesystem",
-		Version:      "0.1.0",
-		Bindings:     []mcs.Binding{{Capability: "filesystem", Adapter: "os", SpecFormat: "builtin"}},
-		Capabilities: []mcs.Capability{mcs.CapabilityOrchestratable},
-	}
-	if diff := cmp.Diff(want, td.Meta()); diff != "" {
-		t.Errorf("ToolDriver.Meta (-want +got):\n%s", diff)
-	}
-	d, err := filesystem.New(filesystem.Config{Root: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	want.SupportedLLMs = []string{"*"}
-	// The tool driver's own flag comes first, then BaseDriver's.
-	want.Capabilities = []mcs.Capability{mcs.CapabilityOrchestratable, mcs.CapabilityStandalone, mcs.CapabilityNativeTools, mcs.CapabilityStreaming, mcs.CapabilityToolMiddleware}
-	if diff := cmp.Diff(want, d.Meta()); diff != "" {
-		t.Errorf("Driver.Meta (-want +got):\n%s", diff)
-	}
+	cfg := filesystem.Config{Root: t.TempDir()}
+	drivertest.CheckMeta(t, newTD(t, cfg), drivertest.OpenDriver(t, filesystem.New, cfg), mcs.Meta{
+		ID:       "mcs-go/filesystem",
+		Name:     "Filesystem",
+		Version:  "0.1.0",
+		Bindings: []mcs.Binding{{Capability: "filesystem", Adapter: "os", SpecFormat: "builtin"}},
+	})
 }
 
 func TestListTools(t *testing.T) {
@@ -160,24 +85,7 @@ func TestListTools(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.cfg.Root = t.TempDir()
 			td := newTD(t, tc.cfg)
-			tools, err := td.ListTools(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			var names []string
-			for _, tool := range tools {
-				if err := tool.Validate(); err != nil {
-					t.Error(err)
-				}
-				names = append(names, tool.Name)
-				has, _ := td.HasTool(context.Background(), tool.Name)
-				if !has {
-					t.Errorf("HasTool(%q) = false for a listed tool", tool.Name)
-				}
-			}
-			if diff := cmp.Diff(tc.want, names); diff != "" {
-				t.Errorf("tools (-want +got):\n%s", diff)
-			}
+			drivertest.CheckTools(t, td, tc.want)
 			if has, _ := td.HasTool(context.Background(), "delete_file"); has != slices.Contains(tc.want, "delete_file") {
 				t.Errorf("HasTool(delete_file) = %t", has)
 			}
@@ -186,7 +94,7 @@ func TestListTools(t *testing.T) {
 }
 
 func TestDisabledAndUnknownTools(t *testing.T) {
-	dir := tree(t, map[string]string{"notes.txt": "keep"})
+	dir := confinetest.Tree(t, map[string]string{"notes.txt": "keep"})
 	ro := newTD(t, filesystem.Config{Root: dir, ReadOnly: true, AllowDelete: true})
 	rw := newTD(t, filesystem.Config{Root: dir})
 	tests := []struct {
@@ -205,10 +113,7 @@ func TestDisabledAndUnknownTools(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := call(t, tc.td, tc.tool, tc.args)
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("error = %v, want it to contain %q", err, tc.want)
-			}
+			drivertest.Expect(t, tc.td, tc.tool, tc.args, nil, tc.want)
 		})
 	}
 	entries, err := os.ReadDir(dir)
@@ -221,7 +126,7 @@ func TestDisabledAndUnknownTools(t *testing.T) {
 }
 
 func TestArguments(t *testing.T) {
-	dir := tree(t, map[string]string{"notes.txt": "0123456789"})
+	dir := confinetest.Tree(t, map[string]string{"notes.txt": "0123456789"})
 	td := newTD(t, filesystem.Config{Root: dir})
 	tests := []struct {
 		name    string
@@ -249,7 +154,7 @@ func TestArguments(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := call(t, td, tc.tool, tc.args)
+			res, err := drivertest.Call(t, td, tc.tool, tc.args)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Errorf("error = %v, want it to contain %q", err, tc.wantErr)
@@ -270,7 +175,7 @@ func TestArguments(t *testing.T) {
 }
 
 func TestListDirectory(t *testing.T) {
-	dir := tree(t, map[string]string{
+	dir := confinetest.Tree(t, map[string]string{
 		"b.txt":       "bb",
 		"a.txt":       "a",
 		"Z.md":        "",
@@ -278,15 +183,9 @@ func TestListDirectory(t *testing.T) {
 		"empty/":      "",
 		"ünïcode.txt": "u",
 	})
-	if err := os.Symlink("a.txt", filepath.Join(dir, "link")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink("gone.txt", filepath.Join(dir, "dangling")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(filepath.Join(t.TempDir(), "x"), filepath.Join(dir, "out")); err != nil {
-		t.Fatal(err)
-	}
+	confinetest.Symlink(t, dir, "link", "a.txt")
+	confinetest.Symlink(t, dir, "dangling", "gone.txt")
+	confinetest.Symlink(t, dir, "out", filepath.Join(t.TempDir(), "x"))
 	td := newTD(t, filesystem.Config{Root: dir})
 	tests := []struct {
 		name string
@@ -319,7 +218,7 @@ func TestListDirectory(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := mustCall(t, td, "list_directory", tc.args)
+			got := drivertest.MustCall(t, td, "list_directory", tc.args)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("list_directory (-want +got):\n%s", diff)
 			}
@@ -337,7 +236,7 @@ func TestListDirectoryTruncates(t *testing.T) {
 	}
 	td := newTD(t, filesystem.Config{Root: dir})
 	filesystem.SetLimits(td, 10, 1000, 100_000)
-	got := mustCall(t, td, "list_directory", map[string]any{"path": "."})
+	got := drivertest.MustCall(t, td, "list_directory", map[string]any{"path": "."})
 	entries := got["entries"].([]any)
 	if len(entries) != 10 || got["count"] != float64(n) || got["truncated"] != true {
 		t.Fatalf("got %d entries, count %v, truncated %v", len(entries), got["count"], got["truncated"])
@@ -353,7 +252,7 @@ func TestListDirectoryTruncates(t *testing.T) {
 
 func TestReadFile(t *testing.T) {
 	long := strings.Repeat("abcdefghij", 3) // 30 bytes
-	dir := tree(t, map[string]string{
+	dir := confinetest.Tree(t, map[string]string{
 		"text.txt":    "hello\nworld\n",
 		"empty.txt":   "",
 		"unicode.txt": "héllo wörld ✓",
@@ -364,9 +263,7 @@ func TestReadFile(t *testing.T) {
 		"euro.txt":    "€€€€€", // 15 bytes, 3 per rune
 		"sub/":        "",
 	})
-	if err := os.Symlink("text.txt", filepath.Join(dir, "link")); err != nil {
-		t.Fatal(err)
-	}
+	confinetest.Symlink(t, dir, "link", "text.txt")
 	td := newTD(t, filesystem.Config{Root: dir, MaxReadBytes: 10})
 	text := func(path, content string, size, offset float64) map[string]any {
 		return map[string]any{"path": path, "size": size, "encoding": "utf-8", "offset": offset, "content": content, "truncated": false}
@@ -403,26 +300,14 @@ func TestReadFile(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := call(t, td, "read_file", tc.args)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Errorf("error = %v, want it to contain %q", err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("read_file (-want +got):\n%s", diff)
-			}
+			drivertest.Expect(t, td, "read_file", tc.args, tc.want, tc.wantErr)
 		})
 	}
 }
 
 func TestReadFileInChunks(t *testing.T) {
 	content := strings.Repeat("añb€c✓😀", 50)
-	dir := tree(t, map[string]string{"f.txt": content})
+	dir := confinetest.Tree(t, map[string]string{"f.txt": content})
 	td := newTD(t, filesystem.Config{Root: dir, MaxReadBytes: filesystem.MinReadBytes})
 	var b strings.Builder
 	offset := 0.0
@@ -430,7 +315,7 @@ func TestReadFileInChunks(t *testing.T) {
 		if i > len(content) {
 			t.Fatal("reading does not progress")
 		}
-		got := mustCall(t, td, "read_file", map[string]any{"path": "f.txt", "offset": offset})
+		got := drivertest.MustCall(t, td, "read_file", map[string]any{"path": "f.txt", "offset": offset})
 		b.WriteString(got["content"].(string))
 		if got["truncated"] != true {
 			break
@@ -443,13 +328,11 @@ func TestReadFileInChunks(t *testing.T) {
 }
 
 func TestWriteFile(t *testing.T) {
-	dir := tree(t, map[string]string{"old.txt": "old", "sub/": "", "file": "f"})
+	dir := confinetest.Tree(t, map[string]string{"old.txt": "old", "sub/": "", "file": "f"})
 	if err := os.Chmod(filepath.Join(dir, "old.txt"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink("old.txt", filepath.Join(dir, "link")); err != nil {
-		t.Fatal(err)
-	}
+	confinetest.Symlink(t, dir, "link", "old.txt")
 	td := newTD(t, filesystem.Config{Root: dir})
 	tests := []struct {
 		name     string
@@ -472,18 +355,8 @@ func TestWriteFile(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := call(t, td, "write_file", tc.args)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Errorf("error = %v, want it to contain %q", err, tc.wantErr)
-				}
+			if _, ok := drivertest.Expect(t, td, "write_file", tc.args, tc.want, tc.wantErr); !ok {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("write_file (-want +got):\n%s", diff)
 			}
 			if data := readHost(t, filepath.Join(dir, filepath.FromSlash(tc.file))); data != tc.wantData {
 				t.Errorf("file holds %q, want %q", data, tc.wantData)
@@ -495,7 +368,7 @@ func TestWriteFile(t *testing.T) {
 	}
 
 	// A link inside the root is written through; the link stays a link.
-	mustCall(t, td, "write_file", map[string]any{"path": "link", "content": "via link"})
+	drivertest.MustCall(t, td, "write_file", map[string]any{"path": "link", "content": "via link"})
 	if got := readHost(t, filepath.Join(dir, "old.txt")); got != "via link" {
 		t.Errorf("write through a link: target holds %q", got)
 	}
@@ -519,7 +392,7 @@ func TestWriteFile(t *testing.T) {
 // whole version, never a mix or a truncated file.
 func TestWriteFileAtomic(t *testing.T) {
 	versions := []string{strings.Repeat("A", 64<<10), strings.Repeat("B", 64<<10)}
-	dir := tree(t, map[string]string{"f.txt": versions[0]})
+	dir := confinetest.Tree(t, map[string]string{"f.txt": versions[0]})
 	td := newTD(t, filesystem.Config{Root: dir})
 	var wg sync.WaitGroup
 	done := make(chan struct{})
@@ -555,7 +428,7 @@ func TestWriteFileAtomic(t *testing.T) {
 }
 
 func TestSearchFiles(t *testing.T) {
-	dir := tree(t, map[string]string{
+	dir := confinetest.Tree(t, map[string]string{
 		"a.txt":           "a",
 		"b.md":            "b",
 		"docs/c.txt":      "cc",
@@ -565,10 +438,8 @@ func TestSearchFiles(t *testing.T) {
 		"src/x/y/z.go":    "go",
 		"txt/":            "",
 	})
-	outside := tree(t, map[string]string{"hidden.txt": "secret"})
-	if err := os.Symlink(outside, filepath.Join(dir, "out")); err != nil {
-		t.Fatal(err)
-	}
+	outside := confinetest.Tree(t, map[string]string{"hidden.txt": "secret"})
+	confinetest.Symlink(t, dir, "out", outside)
 	td := newTD(t, filesystem.Config{Root: dir})
 	paths := func(res map[string]any) []string {
 		var out []string
@@ -598,15 +469,9 @@ func TestSearchFiles(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := call(t, td, "search_files", tc.args)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Errorf("error = %v, want it to contain %q", err, tc.wantErr)
-				}
+			got, ok := drivertest.Expect(t, td, "search_files", tc.args, nil, tc.wantErr)
+			if !ok {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if diff := cmp.Diff(tc.want, paths(got)); diff != "" {
 				t.Errorf("matches (-want +got):\n%s", diff)
@@ -616,14 +481,14 @@ func TestSearchFiles(t *testing.T) {
 			}
 		})
 	}
-	got := mustCall(t, td, "search_files", map[string]any{"pattern": "z.go"})
+	got := drivertest.MustCall(t, td, "search_files", map[string]any{"pattern": "z.go"})
 	want := map[string]any{"path": ".", "pattern": "z.go", "count": 1.0, "truncated": false,
 		"matches": []any{map[string]any{"path": "src/x/y/z.go", "type": "file", "size": 2.0}}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("search_files (-want +got):\n%s", diff)
 	}
 	for _, tc := range []struct{ path, want string }{{"missing", "not found"}, {"a.txt", "not a directory"}} {
-		got := mustCall(t, td, "search_files", map[string]any{"path": tc.path, "pattern": "*"})
+		got := drivertest.MustCall(t, td, "search_files", map[string]any{"path": tc.path, "pattern": "*"})
 		if got["error"] != tc.want {
 			t.Errorf("search_files in %q: %v, want error %q", tc.path, got, tc.want)
 		}
@@ -651,7 +516,7 @@ func TestSearchFilesTruncates(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			td := newTD(t, filesystem.Config{Root: dir})
 			filesystem.SetLimits(td, 1000, tc.results, tc.visits)
-			got := mustCall(t, td, "search_files", map[string]any{"pattern": "*.txt"})
+			got := drivertest.MustCall(t, td, "search_files", map[string]any{"pattern": "*.txt"})
 			notice, _ := got["notice"].(string)
 			if got["count"] != tc.count || got["truncated"] != (tc.notice != "") || !strings.Contains(notice, tc.notice) {
 				t.Errorf("count %v, truncated %v, notice %q", got["count"], got["truncated"], notice)
@@ -661,13 +526,11 @@ func TestSearchFilesTruncates(t *testing.T) {
 }
 
 func TestFileInfo(t *testing.T) {
-	dir := tree(t, map[string]string{"f.txt": "four", "d/": ""})
+	dir := confinetest.Tree(t, map[string]string{"f.txt": "four", "d/": ""})
 	if err := os.Chmod(filepath.Join(dir, "f.txt"), 0o640); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink("f.txt", filepath.Join(dir, "link")); err != nil {
-		t.Fatal(err)
-	}
+	confinetest.Symlink(t, dir, "link", "f.txt")
 	td := newTD(t, filesystem.Config{Root: dir})
 	drop := func(m map[string]any) map[string]any {
 		if _, ok := m["modified"].(string); !ok && m["error"] == nil {
@@ -691,7 +554,7 @@ func TestFileInfo(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.path, func(t *testing.T) {
-			got := drop(mustCall(t, td, "file_info", map[string]any{"path": tc.path}))
+			got := drop(drivertest.MustCall(t, td, "file_info", map[string]any{"path": tc.path}))
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("file_info (-want +got):\n%s", diff)
 			}
@@ -700,7 +563,7 @@ func TestFileInfo(t *testing.T) {
 }
 
 func TestMakeDirectory(t *testing.T) {
-	dir := tree(t, map[string]string{"f": "x", "d/": ""})
+	dir := confinetest.Tree(t, map[string]string{"f": "x", "d/": ""})
 	td := newTD(t, filesystem.Config{Root: dir})
 	tests := []struct {
 		path    string
@@ -715,18 +578,8 @@ func TestMakeDirectory(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.path, func(t *testing.T) {
-			got, err := call(t, td, "make_directory", map[string]any{"path": tc.path})
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Errorf("error = %v, want it to contain %q", err, tc.wantErr)
-				}
+			if _, ok := drivertest.Expect(t, td, "make_directory", map[string]any{"path": tc.path}, tc.want, tc.wantErr); !ok {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("make_directory (-want +got):\n%s", diff)
 			}
 			if fi, err := os.Stat(filepath.Join(dir, filepath.FromSlash(tc.path))); err != nil || !fi.IsDir() {
 				t.Errorf("no directory at %q: %v", tc.path, err)
@@ -736,10 +589,8 @@ func TestMakeDirectory(t *testing.T) {
 }
 
 func TestMoveFile(t *testing.T) {
-	dir := tree(t, map[string]string{"a.txt": "a", "b.txt": "b", "d/x.txt": "x"})
-	if err := os.Symlink("a.txt", filepath.Join(dir, "link")); err != nil {
-		t.Fatal(err)
-	}
+	dir := confinetest.Tree(t, map[string]string{"a.txt": "a", "b.txt": "b", "d/x.txt": "x"})
+	confinetest.Symlink(t, dir, "link", "a.txt")
 	td := newTD(t, filesystem.Config{Root: dir})
 	tests := []struct {
 		name     string
@@ -761,16 +612,7 @@ func TestMoveFile(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := call(t, td, "move_file", map[string]any{"from": tc.from, "to": tc.to})
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Errorf("error = %v, want it to contain %q", err, tc.wantErr)
-				}
-			} else if err != nil {
-				t.Fatal(err)
-			} else if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("move_file (-want +got):\n%s", diff)
-			}
+			drivertest.Expect(t, td, "move_file", map[string]any{"from": tc.from, "to": tc.to}, tc.want, tc.wantErr)
 			for _, p := range tc.exists {
 				if _, err := os.Lstat(filepath.Join(dir, p)); err != nil {
 					t.Errorf("%s: %v", p, err)
@@ -789,10 +631,8 @@ func TestMoveFile(t *testing.T) {
 }
 
 func TestDeleteFile(t *testing.T) {
-	dir := tree(t, map[string]string{"a.txt": "a", "empty/": "", "full/x": "x"})
-	if err := os.Symlink("a.txt", filepath.Join(dir, "link")); err != nil {
-		t.Fatal(err)
-	}
+	dir := confinetest.Tree(t, map[string]string{"a.txt": "a", "empty/": "", "full/x": "x"})
+	confinetest.Symlink(t, dir, "link", "a.txt")
 	td := newTD(t, filesystem.Config{Root: dir, AllowDelete: true})
 	tests := []struct {
 		path    string
@@ -808,19 +648,7 @@ func TestDeleteFile(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.path, func(t *testing.T) {
-			got, err := call(t, td, "delete_file", map[string]any{"path": tc.path})
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Errorf("error = %v, want it to contain %q", err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("delete_file (-want +got):\n%s", diff)
-			}
+			drivertest.Expect(t, td, "delete_file", map[string]any{"path": tc.path}, tc.want, tc.wantErr)
 		})
 	}
 	if _, err := os.Stat(filepath.Join(dir, "full", "x")); err != nil {
@@ -829,27 +657,19 @@ func TestDeleteFile(t *testing.T) {
 }
 
 // pathCalls are the calls of every tool with the model-supplied path p.
-func pathCalls(p string) []struct {
-	tool   string
-	args   map[string]any
-	writes bool
-} {
-	return []struct {
-		tool   string
-		args   map[string]any
-		writes bool
-	}{
-		{"list_directory", map[string]any{"path": p}, false},
-		{"read_file", map[string]any{"path": p}, false},
-		{"read_file", map[string]any{"path": p, "encoding": "base64"}, false},
-		{"file_info", map[string]any{"path": p}, false},
-		{"search_files", map[string]any{"path": p, "pattern": "*"}, false},
-		{"write_file", map[string]any{"path": p, "content": "pwned"}, true},
-		{"write_file", map[string]any{"path": p + "/new.txt", "content": "pwned"}, true},
-		{"make_directory", map[string]any{"path": p}, true},
-		{"move_file", map[string]any{"from": p, "to": "moved"}, true},
-		{"move_file", map[string]any{"from": "notes.txt", "to": p}, true},
-		{"delete_file", map[string]any{"path": p}, true},
+func pathCalls(p string) []drivertest.ToolCall {
+	return []drivertest.ToolCall{
+		{Tool: "list_directory", Args: map[string]any{"path": p}},
+		{Tool: "read_file", Args: map[string]any{"path": p}},
+		{Tool: "read_file", Args: map[string]any{"path": p, "encoding": "base64"}},
+		{Tool: "file_info", Args: map[string]any{"path": p}},
+		{Tool: "search_files", Args: map[string]any{"path": p, "pattern": "*"}},
+		{Tool: "write_file", Args: map[string]any{"path": p, "content": drivertest.Payload}, Writes: true},
+		{Tool: "write_file", Args: map[string]any{"path": p + "/new.txt", "content": drivertest.Payload}, Writes: true},
+		{Tool: "make_directory", Args: map[string]any{"path": p}, Writes: true},
+		{Tool: "move_file", Args: map[string]any{"from": p, "to": "moved"}, Writes: true},
+		{Tool: "move_file", Args: map[string]any{"from": "notes.txt", "to": p}, Writes: true},
+		{Tool: "delete_file", Args: map[string]any{"path": p}, Writes: true},
 	}
 }
 
@@ -857,32 +677,10 @@ func TestEscapeSuite(t *testing.T) {
 	env := confinetest.New(t)
 	td := newTD(t, filesystem.Config{Root: env.Root, AllowDelete: true})
 	// The directory to be swapped works before the swap.
-	if got := mustCall(t, td, "read_file", map[string]any{"path": "swap/ok.csv"}); got["content"] != "a,b\n1,2\n" {
+	if got := drivertest.MustCall(t, td, "read_file", map[string]any{"path": "swap/ok.csv"}); got["content"] != "a,b\n1,2\n" {
 		t.Fatalf("read swap/ok.csv before the swap: %v", got)
 	}
-	for _, tc := range env.Cases() {
-		t.Run(tc.Name, func(t *testing.T) {
-			if tc.Setup != nil {
-				tc.Setup(t)
-			}
-			for _, c := range pathCalls(tc.Path) {
-				if c.writes && tc.System {
-					continue
-				}
-				res, err := td.ExecuteTool(context.Background(), c.tool, c.args)
-				var ce *confine.Error
-				if !errors.As(err, &ce) {
-					t.Errorf("%s(%q): result %v, error %v; want a refused path", c.tool, c.args, res, err)
-					continue
-				}
-				b, _ := json.Marshal(res)
-				if msg := err.Error() + string(b); strings.Contains(msg, confinetest.Secret) || strings.Contains(msg, "pwned") {
-					t.Errorf("%s(%q) leaks: %s", c.tool, c.args, msg)
-				}
-			}
-		})
-	}
-	env.CheckOutside(t)
+	drivertest.RunEscapeSuite(t, env, td, pathCalls)
 	if got := readHost(t, filepath.Join(env.Root, "notes.txt")); got != "hello\n" {
 		t.Errorf("notes.txt inside the root changed to %q", got)
 	}
@@ -890,38 +688,15 @@ func TestEscapeSuite(t *testing.T) {
 
 func TestSwappedDirectoryBetweenCalls(t *testing.T) {
 	env := confinetest.New(t)
-	d, err := filesystem.New(filesystem.Config{Root: env.Root})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	ctx := context.Background()
-	resp := d.ProcessLLMResponse(ctx, `{"tool":"list_directory","arguments":{"path":"swap"}}`)
-	if !resp.CallExecuted || resp.CallFailed {
-		t.Fatalf("list swap before the swap: %+v", resp)
-	}
-	env.SwapDir(t)
-	for _, call := range []string{
+	d := drivertest.OpenDriver(t, filesystem.New, filesystem.Config{Root: env.Root})
+	drivertest.RunSwap(t, env, d, `{"tool":"list_directory","arguments":{"path":"swap"}}`,
 		`{"tool":"list_directory","arguments":{"path":"swap"}}`,
 		`{"tool":"read_file","arguments":{"path":"swap/secret.csv"}}`,
 		`{"tool":"write_file","arguments":{"path":"swap/new.txt","content":"x"}}`,
 		`{"tool":"search_files","arguments":{"path":"swap","pattern":"*"}}`,
-	} {
-		resp := d.ProcessLLMResponse(ctx, call)
-		if resp.CallExecuted || !resp.CallFailed || len(resp.Calls) != 1 {
-			t.Errorf("%s after the swap: %+v", call, resp)
-			continue
-		}
-		var ce *confine.Error
-		if !errors.As(resp.Calls[0].Err, &ce) || ce.Kind != confine.KindSymlink {
-			t.Errorf("%s: error %v, want a refused symbolic link", call, resp.Calls[0].Err)
-		}
-		if !strings.Contains(resp.RetryPrompt, "leads outside the root") {
-			t.Errorf("retry prompt does not explain: %q", resp.RetryPrompt)
-		}
-	}
+	)
 	// The swapped link is listed in the root, but its target is not followed.
-	got := mustCall(t, d, "search_files", map[string]any{"pattern": "secret.csv"})
+	got := drivertest.MustCall(t, d, "search_files", map[string]any{"pattern": "secret.csv"})
 	if got["count"] != 0.0 {
 		t.Errorf("search found files through the swapped link: %v", got)
 	}
@@ -961,7 +736,7 @@ func TestNoAbsolutePathsInResults(t *testing.T) {
 }
 
 func TestContextCanceled(t *testing.T) {
-	dir := tree(t, map[string]string{"a.txt": "a"})
+	dir := confinetest.Tree(t, map[string]string{"a.txt": "a"})
 	td := newTD(t, filesystem.Config{Root: dir})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -977,7 +752,7 @@ func TestContextCanceled(t *testing.T) {
 }
 
 func TestClose(t *testing.T) {
-	dir := tree(t, map[string]string{"a.txt": "a"})
+	dir := confinetest.Tree(t, map[string]string{"a.txt": "a"})
 	d, err := filesystem.New(filesystem.Config{Root: dir})
 	if err != nil {
 		t.Fatal(err)
@@ -991,39 +766,18 @@ func TestClose(t *testing.T) {
 }
 
 func TestConcurrentCalls(t *testing.T) {
-	dir := tree(t, map[string]string{"a.txt": "a", "d/b.txt": "b"})
-	d, err := filesystem.New(filesystem.Config{Root: dir, AllowDelete: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	var wg sync.WaitGroup
-	errs := make(chan error, 64)
-	for i := range 8 {
-		wg.Go(func() {
-			name := fmt.Sprintf("w%d/f.txt", i)
-			steps := []struct {
-				tool string
-				args map[string]any
-			}{
-				{"write_file", map[string]any{"path": name, "content": name}},
-				{"read_file", map[string]any{"path": name}},
-				{"list_directory", map[string]any{"path": "."}},
-				{"search_files", map[string]any{"pattern": "*.txt"}},
-				{"file_info", map[string]any{"path": "a.txt"}},
-				{"move_file", map[string]any{"from": name, "to": name + ".moved"}},
-				{"delete_file", map[string]any{"path": name + ".moved"}},
-			}
-			for _, s := range steps {
-				if _, err := d.ExecuteTool(context.Background(), s.tool, s.args); err != nil {
-					errs <- fmt.Errorf("%s: %w", s.tool, err)
-				}
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+	dir := confinetest.Tree(t, map[string]string{"a.txt": "a", "d/b.txt": "b"})
+	d := drivertest.OpenDriver(t, filesystem.New, filesystem.Config{Root: dir, AllowDelete: true})
+	drivertest.RunConcurrently(t, d, 8, func(i int) []drivertest.ToolCall {
+		name := fmt.Sprintf("w%d/f.txt", i)
+		return []drivertest.ToolCall{
+			{Tool: "write_file", Args: map[string]any{"path": name, "content": name}},
+			{Tool: "read_file", Args: map[string]any{"path": name}},
+			{Tool: "list_directory", Args: map[string]any{"path": "."}},
+			{Tool: "search_files", Args: map[string]any{"pattern": "*.txt"}},
+			{Tool: "file_info", Args: map[string]any{"path": "a.txt"}},
+			{Tool: "move_file", Args: map[string]any{"from": name, "to": name + ".moved"}},
+			{Tool: "delete_file", Args: map[string]any{"path": name + ".moved"}},
+		}
+	})
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcs-go/mcs"
 	"github.com/mcs-go/mcs/internal/confine"
+	"github.com/mcs-go/mcs/internal/tooltable"
 )
 
 // Limits of the listing tools.
@@ -30,7 +31,7 @@ const (
 type toolDef struct {
 	tool   mcs.Tool
 	writes bool
-	run    func(d *ToolDriver, ctx context.Context, args map[string]any) (any, error)
+	run    tooltable.Func[*ToolDriver]
 }
 
 var (
@@ -143,14 +144,6 @@ func toolDefs(maxRead int64) []*toolDef {
 func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
 func isNotDir(err error) bool   { return errors.Is(err, syscall.ENOTDIR) }
 
-// stringArg returns the string argument name, or def when it is absent.
-func stringArg(args map[string]any, name, def string) string {
-	if s, ok := args[name].(string); ok {
-		return s
-	}
-	return def
-}
-
 // typeName names the type of a file mode for results.
 func typeName(m fs.FileMode) string {
 	switch {
@@ -177,22 +170,16 @@ func (d *ToolDriver) displayPath(p string) string {
 func osName(rel string) string { return filepath.FromSlash(rel) }
 
 func (d *ToolDriver) listDirectory(ctx context.Context, args map[string]any) (any, error) {
-	p := stringArg(args, "path", ".")
+	p := tooltable.String(args, "path", ".")
 	rel, err := d.root.Resolve(p)
 	if err != nil {
-		if res, ok := errorResult(p, err); ok {
-			return res, nil
-		}
-		return nil, err
+		return outcome(p, err)
 	}
 	shown := d.displayPath(p)
 	f, err := d.root.OS().Open(osName(rel))
 	if err != nil {
 		err = confine.Classify(err, p)
-		if res, ok := errorResult(shown, err); ok {
-			return res, nil
-		}
-		return nil, err
+		return outcome(shown, err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
@@ -272,18 +259,15 @@ func (d *ToolDriver) describeLink(e map[string]any, rel string) {
 }
 
 func (d *ToolDriver) readFile(_ context.Context, args map[string]any) (any, error) {
-	p := stringArg(args, "path", "")
+	p := tooltable.String(args, "path", "")
 	enc, err := encodingArg(args)
 	if err != nil {
 		return nil, err
 	}
-	offset, _ := args["offset"].(int64)
+	offset := tooltable.Int(args, "offset", 0)
 	rel, err := d.root.Resolve(p)
 	if err != nil {
-		if res, ok := errorResult(p, err); ok {
-			return res, nil
-		}
-		return nil, err
+		return outcome(p, err)
 	}
 	shown := d.displayPath(p)
 	f, fi, err := d.root.OpenRegular(rel)
@@ -291,10 +275,7 @@ func (d *ToolDriver) readFile(_ context.Context, args map[string]any) (any, erro
 	case errors.Is(err, confine.ErrIsDirectory):
 		return map[string]any{"path": shown, "error": "is a directory", "hint": "call list_directory to see its entries"}, nil
 	case err != nil:
-		if res, ok := errorResult(shown, err); ok {
-			return res, nil
-		}
-		return nil, err
+		return outcome(shown, err)
 	}
 	defer f.Close()
 	size := fi.Size()
@@ -359,7 +340,7 @@ func trimPartialRune(b []byte) []byte {
 }
 
 func encodingArg(args map[string]any) (string, error) {
-	switch e := strings.ToLower(strings.TrimSpace(stringArg(args, "encoding", ""))); e {
+	switch e := strings.ToLower(strings.TrimSpace(tooltable.String(args, "encoding", ""))); e {
 	case "", "utf-8", "utf8", "text":
 		return "utf-8", nil
 	case "base64":
@@ -370,26 +351,20 @@ func encodingArg(args map[string]any) (string, error) {
 }
 
 func (d *ToolDriver) searchFiles(ctx context.Context, args map[string]any) (any, error) {
-	p := stringArg(args, "path", ".")
-	pattern := stringArg(args, "pattern", "")
+	p := tooltable.String(args, "path", ".")
+	pattern := tooltable.String(args, "pattern", "")
 	m, err := compileGlob(pattern)
 	if err != nil {
 		return nil, err
 	}
 	rel, err := d.root.Resolve(p)
 	if err != nil {
-		if res, ok := errorResult(p, err); ok {
-			return res, nil
-		}
-		return nil, err
+		return outcome(p, err)
 	}
 	shown := d.displayPath(p)
 	fi, err := d.root.Stat(rel)
 	if err != nil {
-		if res, ok := errorResult(shown, err); ok {
-			return res, nil
-		}
-		return nil, err
+		return outcome(shown, err)
 	}
 	if !fi.IsDir() {
 		return map[string]any{"path": shown, "error": "not a directory", "hint": "search_files searches below a directory"}, nil
@@ -448,21 +423,15 @@ func (d *ToolDriver) searchFiles(ctx context.Context, args map[string]any) (any,
 }
 
 func (d *ToolDriver) fileInfo(_ context.Context, args map[string]any) (any, error) {
-	p := stringArg(args, "path", "")
+	p := tooltable.String(args, "path", "")
 	rel, err := d.root.ResolveNoFollow(p)
 	if err != nil {
-		if res, ok := errorResult(p, err); ok {
-			return res, nil
-		}
-		return nil, err
+		return outcome(p, err)
 	}
 	shown := d.displayPath(p)
 	fi, err := d.root.Lstat(rel)
 	if err != nil {
-		if res, ok := errorResult(shown, err); ok {
-			return res, nil
-		}
-		return nil, err
+		return outcome(shown, err)
 	}
 	res := map[string]any{"path": shown}
 	if fi.Mode()&fs.ModeSymlink != 0 {
@@ -484,8 +453,8 @@ func (d *ToolDriver) fileInfo(_ context.Context, args map[string]any) (any, erro
 }
 
 func (d *ToolDriver) writeFile(ctx context.Context, args map[string]any) (any, error) {
-	p := stringArg(args, "path", "")
-	content := stringArg(args, "content", "")
+	p := tooltable.String(args, "path", "")
+	content := tooltable.String(args, "content", "")
 	enc, err := encodingArg(args)
 	if err != nil {
 		return nil, err
@@ -528,7 +497,7 @@ func decodeBase64(s string) ([]byte, error) {
 }
 
 func (d *ToolDriver) makeDirectory(_ context.Context, args map[string]any) (any, error) {
-	p := stringArg(args, "path", "")
+	p := tooltable.String(args, "path", "")
 	rel, err := d.root.Resolve(p)
 	if err != nil {
 		return nil, err
@@ -566,13 +535,10 @@ func (d *ToolDriver) mkdirAll(rel string) error {
 }
 
 func (d *ToolDriver) moveFile(_ context.Context, args map[string]any) (any, error) {
-	from, to := stringArg(args, "from", ""), stringArg(args, "to", "")
+	from, to := tooltable.String(args, "from", ""), tooltable.String(args, "to", "")
 	src, err := d.root.ResolveNoFollow(from)
 	if err != nil {
-		if res, ok := errorResult(from, err); ok {
-			return res, nil
-		}
-		return nil, err
+		return outcome(from, err)
 	}
 	dst, err := d.root.ResolveNoFollow(to)
 	if err != nil {
@@ -586,10 +552,7 @@ func (d *ToolDriver) moveFile(_ context.Context, args map[string]any) (any, erro
 	}
 	shownFrom, shownTo := d.displayPath(from), d.displayPath(to)
 	if _, err := d.root.Lstat(src); err != nil {
-		if res, ok := errorResult(shownFrom, err); ok {
-			return res, nil
-		}
-		return nil, err
+		return outcome(shownFrom, err)
 	}
 	if dst == src || strings.HasPrefix(dst, src+"/") {
 		return nil, fmt.Errorf("cannot move %q into itself (%q)", shownFrom, shownTo)
@@ -607,13 +570,10 @@ func (d *ToolDriver) moveFile(_ context.Context, args map[string]any) (any, erro
 }
 
 func (d *ToolDriver) deleteFile(_ context.Context, args map[string]any) (any, error) {
-	p := stringArg(args, "path", "")
+	p := tooltable.String(args, "path", "")
 	rel, err := d.root.ResolveNoFollow(p)
 	if err != nil {
-		if res, ok := errorResult(p, err); ok {
-			return res, nil
-		}
-		return nil, err
+		return outcome(p, err)
 	}
 	if rel == "." {
 		return nil, &confine.Error{Path: p, Kind: confine.KindRootEntry}
@@ -621,10 +581,7 @@ func (d *ToolDriver) deleteFile(_ context.Context, args map[string]any) (any, er
 	shown := d.displayPath(p)
 	fi, err := d.root.Lstat(rel)
 	if err != nil {
-		if res, ok := errorResult(shown, err); ok {
-			return res, nil
-		}
-		return nil, err
+		return outcome(shown, err)
 	}
 	if err := d.root.OS().Remove(osName(rel)); err != nil {
 		if fi.IsDir() && (errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, fs.ErrExist)) {

@@ -66,12 +66,8 @@ func TestHostilePathsRefused(t *testing.T) {
 func TestResolveInside(t *testing.T) {
 	env := confinetest.New(t)
 	r := openRoot(t, env.Root)
-	if err := os.Symlink(filepath.FromSlash("sub/../notes.txt"), filepath.Join(env.Root, "link_rel_dots")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink("sub", filepath.Join(env.Root, "link_sub")); err != nil {
-		t.Fatal(err)
-	}
+	confinetest.Symlink(t, env.Root, "link_rel_dots", filepath.FromSlash("sub/../notes.txt"))
+	confinetest.Symlink(t, env.Root, "link_sub", "sub")
 	abs := filepath.ToSlash(env.Root)
 	tests := []struct {
 		path, follow, noFollow string
@@ -115,9 +111,7 @@ func TestResolveInside(t *testing.T) {
 func TestResolveMissingThenParent(t *testing.T) {
 	env := confinetest.New(t)
 	r := openRoot(t, env.Root)
-	if err := os.Symlink(filepath.FromSlash("missing/../notes.txt"), filepath.Join(env.Root, "ghost")); err != nil {
-		t.Fatal(err)
-	}
+	confinetest.Symlink(t, env.Root, "ghost", filepath.FromSlash("missing/../notes.txt"))
 	_, err := r.Resolve("ghost")
 	if !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("Resolve(ghost) error = %v, want not found", err)

@@ -1,7 +1,8 @@
-// Package confinetest builds a hostile directory tree and the table of escape
-// attempts that every driver confined to a root must refuse. The same table runs
-// against internal/confine and against each driver, so that a driver cannot lose a
-// protection the helper has.
+// Package confinetest builds directory trees for the tests of code confined to a
+// root: small trees of files and links ([Tree], [Symlink]), and a hostile tree
+// with the table of escape attempts that every driver confined to a root must
+// refuse ([New], [Env.Cases]). The same table runs against internal/confine and
+// against each driver, so that a driver cannot lose a protection the helper has.
 package confinetest
 
 import (
@@ -16,6 +17,50 @@ import (
 
 	"github.com/mcs-go/mcs/internal/confine"
 )
+
+// Tree writes files into a new temporary directory of tb and returns the
+// directory. The keys are slash-separated paths relative to it and the values their
+// content; a key ending in "/" makes an empty directory. Missing parent directories
+// are created.
+func Tree(tb testing.TB, files map[string]string) string {
+	tb.Helper()
+	dir := tb.TempDir()
+	writeFiles(tb, dir, files)
+	return dir
+}
+
+// writeFiles writes files, as Tree describes them, into dir.
+func writeFiles(tb testing.TB, dir string, files map[string]string) {
+	tb.Helper()
+	for name, content := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if strings.HasSuffix(name, "/") {
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				tb.Fatal(err)
+			}
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
+
+// Symlink creates the symbolic link name (slash-separated, relative to dir), whose
+// content is target, as given. It skips the test where symbolic links cannot be
+// created.
+func Symlink(tb testing.TB, dir, name, target string) {
+	tb.Helper()
+	if err := os.Symlink(target, filepath.Join(dir, filepath.FromSlash(name))); err != nil {
+		if runtime.GOOS == "windows" {
+			tb.Skipf("symbolic links unavailable: %v", err)
+		}
+		tb.Fatal(err)
+	}
+}
 
 // Secret is the content of every file outside the root. A result or an error that
 // contains it proves an escape.
@@ -79,15 +124,7 @@ func New(tb testing.TB) *Env {
 		"outside/secret.csv":   secretCSV,
 		"outside/notes.txt":    Secret,
 	}
-	for name, content := range files {
-		p := filepath.Join(base, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			tb.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			tb.Fatal(err)
-		}
-	}
+	writeFiles(tb, base, files)
 	links := [][2]string{
 		{"link_in", "notes.txt"},
 		{"link_in_abs", filepath.Join(e.Root, "notes.txt")},
@@ -103,12 +140,7 @@ func New(tb testing.TB) *Env {
 		{"loop_b", "loop_a"},
 	}
 	for _, l := range links {
-		if err := os.Symlink(l[1], filepath.Join(e.Root, filepath.FromSlash(l[0]))); err != nil {
-			if runtime.GOOS == "windows" {
-				tb.Skipf("symbolic links unavailable: %v", err)
-			}
-			tb.Fatal(err)
-		}
+		Symlink(tb, e.Root, l[0], l[1])
 	}
 	e.before = e.snapshot(tb)
 	return e
@@ -122,9 +154,7 @@ func (e *Env) LateLink(tb testing.TB) {
 	if _, err := os.Lstat(p); err == nil {
 		return
 	}
-	if err := os.Symlink(filepath.FromSlash("../outside/secret.csv"), p); err != nil {
-		tb.Fatal(err)
-	}
+	Symlink(tb, e.Root, "late_link", filepath.FromSlash("../outside/secret.csv"))
 }
 
 // SwapDir replaces the directory root/swap with a link to the outside directory,
@@ -138,9 +168,7 @@ func (e *Env) SwapDir(tb testing.TB) {
 	if err := os.RemoveAll(p); err != nil {
 		tb.Fatal(err)
 	}
-	if err := os.Symlink(filepath.FromSlash("../outside"), p); err != nil {
-		tb.Fatal(err)
-	}
+	Symlink(tb, e.Root, "swap", filepath.FromSlash("../outside"))
 }
 
 // Case is one escape attempt.

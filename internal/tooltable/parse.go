@@ -1,6 +1,4 @@
-// Package toolargs checks the arguments a model supplies against a tool's declared
-// parameters, for the built-in drivers.
-package toolargs
+package tooltable
 
 import (
 	"encoding/json"
@@ -19,6 +17,7 @@ import (
 // "string" (such as ["string", "number"]) also takes the other listed types,
 // rendered as strings. A JSON null counts as absent. Unknown names, missing required
 // arguments and values of the wrong type give an error that lists the parameters.
+// Parse does not modify args; it is safe for concurrent use.
 func Parse(t *mcs.Tool, args map[string]any) (map[string]any, error) {
 	out := make(map[string]any, len(args))
 	var unknown []string
@@ -48,6 +47,26 @@ func Parse(t *mcs.Tool, args map[string]any) (map[string]any, error) {
 	return out, nil
 }
 
+// String returns the string argument name of args as Parse returned them, or def
+// when it is absent.
+func String(args map[string]any, name, def string) string {
+	if s, ok := args[name].(string); ok {
+		return s
+	}
+	return def
+}
+
+// Int returns the integer argument name of args as Parse returned them, or def
+// when it is absent.
+func Int(args map[string]any, name string, def int64) int64 {
+	if n, ok := args[name].(int64); ok {
+		return n
+	}
+	return def
+}
+
+// QuoteList quotes each of names as a Go string literal and joins them with
+// ", ", in the given order, for error messages: "a", "b".
 func QuoteList(names []string) string {
 	q := make([]string, len(names))
 	for i, n := range names {
@@ -85,6 +104,7 @@ func paramTypes(p mcs.Parameter) []string {
 	return []string{"string"}
 }
 
+// normalise converts v to the declared type of p, or says why it cannot.
 func normalise(p mcs.Parameter, v any) (any, error) {
 	types := paramTypes(p)
 	switch types[0] {
