@@ -41,13 +41,13 @@ type DeviceFlowConfig struct {
 	// OAuth2 names the client and the authorization server: ClientID, ClientSecret
 	// (usually empty for a device client), Endpoint.DeviceAuthURL, Endpoint.TokenURL,
 	// Endpoint.AuthStyle and Scopes (the OAuth scopes requested for every MCS scope).
-	// Polls send the client credentials in an Authorization header with
-	// AuthStyleInHeader and in the form otherwise; refreshes follow oauth2's rules.
+	// Every request sends the client credentials in an Authorization header with
+	// AuthStyleInHeader and in the form otherwise. Other fields are not used.
 	OAuth2 oauth2.Config
 	// Store keeps the tokens; nil means a new MemoryStore.
 	Store TokenStore
 	// HTTPClient sends the requests to the authorization server; nil means
-	// http.DefaultClient. The context of each Token call bounds its request.
+	// http.DefaultClient.
 	HTTPClient *http.Client
 	// Logger receives one record per step of the flow (authorization started,
 	// completed, refreshed, refresh rejected, store trouble); nil means
@@ -93,9 +93,14 @@ func (e *OAuthError) Error() string {
 	return b.String()
 }
 
-// transient reports whether the same request may succeed later.
-func (e *OAuthError) transient() bool {
-	return e.StatusCode >= 500 || e.StatusCode == http.StatusTooManyRequests
+// refused reports whether the server refused the request (an OAuth error code, or
+// a 4xx status other than 429) rather than failing to answer it; only a refusal
+// gives up a refresh token or a pending authorization.
+func (e *OAuthError) refused() bool {
+	if e.StatusCode >= 500 || e.StatusCode == http.StatusTooManyRequests {
+		return false
+	}
+	return e.Code != "" || e.StatusCode/100 == 4
 }
 
 // DeviceFlowProvider is a [CredentialProvider] that obtains tokens with the OAuth
@@ -106,9 +111,12 @@ func (e *OAuthError) transient() bool {
 //  1. An access token cached for the scope (in memory, else in the store) that is
 //     valid for more than [ExpiryMargin] is returned.
 //  2. An expired token with a refresh token is refreshed (one request); the new
-//     token is saved and returned. When the server rejects the refresh token it is
-//     deleted and the flow goes on with step 3; when the server cannot be reached
-//     the error is returned and the refresh token is kept for the next call.
+//     token is saved and returned (with the old refresh token when the server
+//     issues no new one). When the server refuses the refresh token (an OAuth
+//     error such as invalid_grant) it is deleted and the flow goes on with step 3;
+//     when the request fails otherwise (no answer, a server error, an answer that
+//     cannot be read) the error is returned and the refresh token is kept for the
+//     next call.
 //  3. Without a pending device authorization, one is started (one request) and a
 //     *[Challenge] is returned: the verification URL (verification_uri_complete
 //     when the server sends one), the user code and the scope.
@@ -119,8 +127,11 @@ func (e *OAuthError) transient() bool {
 //     interval and returns it too; success saves the token with its expiry and
 //     returns it. expired_token, access_denied and every other refusal return an
 //     error that wraps an *[OAuthError], and the next call starts a new
-//     authorization. A pending authorization whose codes have expired is
-//     replaced by a new one at once.
+//     authorization; a poll that fails otherwise returns its error and the
+//     authorization stays pending. A pending authorization whose codes have
+//     expired is replaced by a new one at once.
+//
+// The context of a Token call bounds its request.
 //
 // Tokens are saved under a key derived from the scope, the client ID and the token
 // URL, so several providers can share one store. The value is a small JSON object
@@ -169,7 +180,6 @@ func NewDeviceFlowProvider(cfg DeviceFlowConfig) *DeviceFlowProvider {
 			ClientID:     cfg.OAuth2.ClientID,
 			ClientSecret: cfg.OAuth2.ClientSecret,
 			Endpoint:     cfg.OAuth2.Endpoint,
-			RedirectURL:  cfg.OAuth2.RedirectURL,
 			Scopes:       slices.Clone(cfg.OAuth2.Scopes),
 		},
 		store:  cfg.Store,
@@ -207,7 +217,6 @@ func (p *DeviceFlowProvider) Token(ctx context.Context, scope string) (string, e
 		return "", err
 	}
 	defer func() { <-st.sem }()
-	ctx = context.WithValue(ctx, oauth2.HTTPClient, p.client)
 	return p.token(ctx, scope, st)
 }
 
@@ -289,7 +298,7 @@ func (p *DeviceFlowProvider) token(ctx context.Context, scope string, st *flowSt
 			p.log.Info("auth: token refreshed", "scope", scope, "expiry", tok.Expiry)
 			return tok.AccessToken, nil
 		}
-		if oe, ok := errors.AsType[*OAuthError](err); !ok || oe.transient() {
+		if oe, ok := errors.AsType[*OAuthError](err); !ok || !oe.refused() {
 			return "", fmt.Errorf("auth: scope %q: refresh the token (kept for the next call): %w", scope, err)
 		}
 		p.log.Warn("auth: refresh token rejected; starting a new device authorization", "scope", scope, "error", err)
@@ -356,27 +365,38 @@ func (p *DeviceFlowProvider) save(scope, key string, tok *oauth2.Token) {
 	}
 }
 
-// refresh exchanges cur's refresh token for a new token through oauth2.
+// refresh makes one refresh request (RFC 6749 section 6) with cur's refresh token.
+// When the server issues no new refresh token, cur's stays valid and is kept.
 func (p *DeviceFlowProvider) refresh(ctx context.Context, cur *oauth2.Token, now time.Time) (*oauth2.Token, error) {
-	tok, err := p.cfg.TokenSource(ctx, &oauth2.Token{RefreshToken: cur.RefreshToken}).Token()
+	// No scope: the refreshed token has the scope of the one it replaces.
+	form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {cur.RefreshToken}}
+	a, err := p.post(ctx, "refresh", p.cfg.Endpoint.TokenURL, form, cur.RefreshToken)
 	if err != nil {
-		return nil, cleanError("refresh", err, cur.RefreshToken)
+		return nil, err
 	}
-	out := &oauth2.Token{AccessToken: tok.AccessToken, TokenType: tok.TokenType, RefreshToken: tok.RefreshToken, Expiry: tok.Expiry}
-	if tok.ExpiresIn > 0 {
-		out.Expiry = now.Add(clampSeconds(tok.ExpiresIn, maxExpiresIn))
+	tok, err := a.token("refresh", now)
+	if err != nil {
+		return nil, err
 	}
-	return out, nil
+	if tok.RefreshToken == "" {
+		tok.RefreshToken = cur.RefreshToken
+	}
+	return tok, nil
 }
 
-// start begins a device authorization and returns its challenge.
+// start makes one device authorization request (RFC 8628 section 3.1) and returns
+// the challenge of the new pending authorization.
 func (p *DeviceFlowProvider) start(ctx context.Context, scope string, st *flowState, now time.Time) error {
 	st.pending = nil
-	da, err := p.cfg.DeviceAuth(ctx)
-	if err != nil {
-		return fmt.Errorf("auth: scope %q: start the device authorization: %w", scope, cleanError("device authorization", err))
+	form := url.Values{}
+	if len(p.cfg.Scopes) > 0 {
+		form.Set("scope", strings.Join(p.cfg.Scopes, " "))
 	}
-	if err := checkDeviceAuth(da); err != nil {
+	da, err := p.post(ctx, "device authorization", p.cfg.Endpoint.DeviceAuthURL, form)
+	if err == nil {
+		err = checkDeviceAuth(da)
+	}
+	if err != nil {
 		return fmt.Errorf("auth: scope %q: start the device authorization: %w", scope, err)
 	}
 	link, complete := da.VerificationURI, false
@@ -385,16 +405,15 @@ func (p *DeviceFlowProvider) start(ctx context.Context, scope string, st *flowSt
 	}
 	interval := defaultInterval
 	if da.Interval > 0 {
-		interval = clampSeconds(da.Interval, maxInterval)
+		interval = clampSeconds(int64(da.Interval), maxInterval)
 	}
 	pa := &deviceAuth{
 		deviceCode: da.DeviceCode,
 		interval:   interval,
 		nextPoll:   now.Add(interval),
 	}
-	if !da.Expiry.IsZero() {
-		// oauth2 computes the expiry on the wall clock; carry the remaining time over.
-		pa.expiry = now.Add(time.Until(da.Expiry))
+	if da.ExpiresIn > 0 {
+		pa.expiry = now.Add(clampSeconds(int64(da.ExpiresIn), maxExpiresIn))
 	}
 	msg := fmt.Sprintf("To grant access to %q, open %s and enter the code %s, then ask again.", scope, link, da.UserCode)
 	if complete {
@@ -409,7 +428,12 @@ func (p *DeviceFlowProvider) start(ctx context.Context, scope string, st *flowSt
 // poll asks the token endpoint once about st.pending.
 func (p *DeviceFlowProvider) poll(ctx context.Context, scope, key string, st *flowState, now time.Time) (string, error) {
 	pa := st.pending
-	tok, err := p.exchange(ctx, pa.deviceCode, now)
+	form := url.Values{"grant_type": {deviceCodeGrant}, "device_code": {pa.deviceCode}}
+	a, err := p.post(ctx, "token", p.cfg.Endpoint.TokenURL, form, pa.deviceCode)
+	var tok *oauth2.Token
+	if err == nil {
+		tok, err = a.token("token", now)
+	}
 	if err == nil {
 		st.tok, st.pending = tok, nil
 		p.save(scope, key, tok)
@@ -427,7 +451,7 @@ func (p *DeviceFlowProvider) poll(ctx context.Context, scope, key string, st *fl
 		pa.nextPoll = now.Add(pa.interval)
 		p.log.Debug("auth: device authorization pending; polling slower", "scope", scope, "interval", pa.interval)
 		return "", pa.newChallenge()
-	case !ok || oe.transient():
+	case !ok || !oe.refused():
 		pa.nextPoll = now.Add(pa.interval)
 		return "", fmt.Errorf("auth: scope %q: poll the token endpoint (the authorization stays pending): %w", scope, err)
 	}
@@ -448,14 +472,25 @@ func (pa *deviceAuth) newChallenge() *Challenge {
 	return &c
 }
 
-// tokenResponse is a token endpoint response, success or error.
-type tokenResponse struct {
-	AccessToken      string        `json:"access_token"`
-	TokenType        string        `json:"token_type"`
-	RefreshToken     string        `json:"refresh_token"`
-	ExpiresIn        flexibleInt64 `json:"expires_in"`
-	Error            string        `json:"error"`
-	ErrorDescription string        `json:"error_description"`
+// answer is an answer of the device authorization endpoint (RFC 8628 section
+// 3.2) or the token endpoint (RFC 6749 section 5.1), or an error answer of either
+// (RFC 6749 section 5.2).
+type answer struct {
+	// token endpoint
+	AccessToken  string        `json:"access_token"`
+	TokenType    string        `json:"token_type"`
+	RefreshToken string        `json:"refresh_token"`
+	ExpiresIn    flexibleInt64 `json:"expires_in"` // also of the device code
+	// device authorization endpoint
+	DeviceCode              string        `json:"device_code"`
+	UserCode                string        `json:"user_code"`
+	VerificationURI         string        `json:"verification_uri"`
+	VerificationURL         string        `json:"verification_url"` // a common misspelling
+	VerificationURIComplete string        `json:"verification_uri_complete"`
+	Interval                flexibleInt64 `json:"interval"`
+	// error answer
+	Error            string `json:"error"`
+	ErrorDescription string `json:"error_description"`
 }
 
 // flexibleInt64 accepts a JSON number or a string holding one; anything else is 0.
@@ -469,9 +504,13 @@ func (n *flexibleInt64) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// exchange makes one device access token request (RFC 8628 section 3.4).
-func (p *DeviceFlowProvider) exchange(ctx context.Context, deviceCode string, now time.Time) (*oauth2.Token, error) {
-	form := url.Values{"grant_type": {deviceCodeGrant}, "device_code": {deviceCode}}
+// post sends form to one endpoint of the authorization server (named by endpoint
+// in errors) with the client's credentials: in an Authorization header with
+// AuthStyleInHeader, in the form otherwise (RFC 6749 section 2.3.1). ctx bounds the
+// request. It returns the successful answer; an error answer, or one that cannot
+// be read, is an *OAuthError whose description has the client secret and secrets
+// redacted; a failed request is the error of the HTTP client.
+func (p *DeviceFlowProvider) post(ctx context.Context, endpoint, endpointURL string, form url.Values, secrets ...string) (*answer, error) {
 	inHeader := p.cfg.Endpoint.AuthStyle == oauth2.AuthStyleInHeader
 	if !inHeader {
 		form.Set("client_id", p.cfg.ClientID)
@@ -479,9 +518,9 @@ func (p *DeviceFlowProvider) exchange(ctx context.Context, deviceCode string, no
 			form.Set("client_secret", p.cfg.ClientSecret)
 		}
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.cfg.Endpoint.TokenURL, strings.NewReader(form.Encode()))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpointURL, strings.NewReader(form.Encode()))
 	if err != nil {
-		return nil, fmt.Errorf("oauth: token endpoint %q: %w", p.cfg.Endpoint.TokenURL, err)
+		return nil, fmt.Errorf("oauth: %s endpoint: %w", endpoint, err)
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
@@ -495,43 +534,64 @@ func (p *DeviceFlowProvider) exchange(ctx context.Context, deviceCode string, no
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	if err != nil {
-		return nil, fmt.Errorf("oauth: read the token response: %w", err)
+		return nil, fmt.Errorf("oauth: read the %s response: %w", endpoint, err)
 	}
 	fail := func(code, desc string) error {
-		return &OAuthError{Endpoint: "token", StatusCode: resp.StatusCode, Code: cleanText(code, 64), Description: cleanText(redact(desc, deviceCode), maxDescription)}
+		desc = redact(desc, append(secrets, p.cfg.ClientSecret)...)
+		return &OAuthError{Endpoint: endpoint, StatusCode: resp.StatusCode, Code: cleanText(code, 64), Description: cleanText(desc, maxDescription)}
 	}
-	var tr tokenResponse
+	var a answer
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if ct == "application/x-www-form-urlencoded" || ct == "text/plain" {
 		vals, err := url.ParseQuery(string(body))
 		if err != nil {
 			return nil, fail("", "the response is neither JSON nor a form")
 		}
-		tr = tokenResponse{AccessToken: vals.Get("access_token"), TokenType: vals.Get("token_type"), RefreshToken: vals.Get("refresh_token"),
-			Error: vals.Get("error"), ErrorDescription: vals.Get("error_description")}
-		tr.ExpiresIn.UnmarshalJSON([]byte(vals.Get("expires_in")))
-	} else if err := json.Unmarshal(body, &tr); err != nil {
+		a = answer{
+			AccessToken:             vals.Get("access_token"),
+			TokenType:               vals.Get("token_type"),
+			RefreshToken:            vals.Get("refresh_token"),
+			DeviceCode:              vals.Get("device_code"),
+			UserCode:                vals.Get("user_code"),
+			VerificationURI:         vals.Get("verification_uri"),
+			VerificationURL:         vals.Get("verification_url"),
+			VerificationURIComplete: vals.Get("verification_uri_complete"),
+			Error:                   vals.Get("error"),
+			ErrorDescription:        vals.Get("error_description"),
+		}
+		a.ExpiresIn.UnmarshalJSON([]byte(vals.Get("expires_in")))
+		a.Interval.UnmarshalJSON([]byte(vals.Get("interval")))
+	} else if err := json.Unmarshal(body, &a); err != nil {
 		if resp.StatusCode/100 != 2 {
 			return nil, fail("", "")
 		}
-		return nil, fail("", "the response is not a JSON token response")
+		return nil, fail("", "the response is not JSON")
 	}
-	if tr.Error != "" || resp.StatusCode/100 != 2 {
-		return nil, fail(tr.Error, tr.ErrorDescription)
+	if a.Error != "" || resp.StatusCode/100 != 2 {
+		return nil, fail(a.Error, a.ErrorDescription)
 	}
-	if tr.AccessToken == "" {
-		return nil, fail("", "the response has no access_token")
+	if a.VerificationURI == "" {
+		a.VerificationURI = a.VerificationURL
 	}
-	tok := &oauth2.Token{AccessToken: tr.AccessToken, TokenType: tr.TokenType, RefreshToken: tr.RefreshToken}
-	if tr.ExpiresIn > 0 {
-		tok.Expiry = now.Add(clampSeconds(int64(tr.ExpiresIn), maxExpiresIn))
+	return &a, nil
+}
+
+// token returns the token of a successful answer of endpoint ("token" or
+// "refresh"), received at now.
+func (a *answer) token(endpoint string, now time.Time) (*oauth2.Token, error) {
+	if a.AccessToken == "" {
+		return nil, &OAuthError{Endpoint: endpoint, StatusCode: http.StatusOK, Description: "the response has no access_token"}
+	}
+	tok := &oauth2.Token{AccessToken: a.AccessToken, TokenType: a.TokenType, RefreshToken: a.RefreshToken}
+	if a.ExpiresIn > 0 {
+		tok.Expiry = now.Add(clampSeconds(int64(a.ExpiresIn), maxExpiresIn))
 	}
 	return tok, nil
 }
 
-// checkDeviceAuth validates a device authorization response before any of it
-// reaches the user.
-func checkDeviceAuth(da *oauth2.DeviceAuthResponse) error {
+// checkDeviceAuth validates a device authorization answer before any of it reaches
+// the user.
+func checkDeviceAuth(da *answer) error {
 	bad := func(what string) error {
 		return &OAuthError{Endpoint: "device authorization", StatusCode: http.StatusOK, Description: what + "; check OAuth2.Endpoint.DeviceAuthURL"}
 	}
@@ -561,23 +621,6 @@ func checkURL(s string) error {
 		return errors.New("is not an absolute http or https URL")
 	}
 	return nil
-}
-
-// cleanError turns an error of oauth2 into one that carries no response body and
-// no credential: a *RetrieveError becomes an *OAuthError with the given endpoint.
-func cleanError(endpoint string, err error, secrets ...string) error {
-	re, ok := errors.AsType[*oauth2.RetrieveError](err)
-	if !ok {
-		if msg := err.Error(); redact(msg, secrets...) != msg {
-			return errors.New(redact(msg, secrets...))
-		}
-		return err
-	}
-	oe := &OAuthError{Endpoint: endpoint, Code: cleanText(re.ErrorCode, 64), Description: cleanText(redact(re.ErrorDescription, secrets...), maxDescription)}
-	if re.Response != nil {
-		oe.StatusCode = re.Response.StatusCode
-	}
-	return oe
 }
 
 // redact replaces every non-empty secret in s.

@@ -34,8 +34,8 @@ type fakeOAuth struct {
 
 	mu         sync.Mutex
 	requests   []string // "device", "poll", "refresh", in arrival order
-	polls      []string // scripted poll answers; none left means authorization_pending
-	refresh    string   // "ok" (default), "invalid_grant", "500"
+	polls      []string // scripted poll answers ("ok", "500", an error code, "200:" and an error code); none left means authorization_pending
+	refresh    string   // "ok" (default), "keep" (no new refresh token), "invalid_grant", "500", "garbage"
 	devices    int
 	tokens     int
 	interval   int    // interval of the device response; 0 leaves it out
@@ -45,8 +45,8 @@ type fakeOAuth struct {
 	deviceCode int    // HTTP status with deviceBody
 	issued     map[string]bool
 	refreshOK  map[string]bool
-	entered    chan struct{} // when hold is set: signalled as a device request arrives
-	hold       chan struct{} // when set, the device endpoint waits for it to close
+	entered    chan struct{} // when hold is set: signalled as a request arrives
+	hold       chan struct{} // when set, every endpoint waits for it to close
 }
 
 func newFakeOAuth(t *testing.T) *fakeOAuth {
@@ -99,7 +99,8 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	json.NewEncoder(w).Encode(v)
 }
 
-func (f *fakeOAuth) device(w http.ResponseWriter, r *http.Request) {
+// wait blocks while a test holds the server (see fakeOAuth.hold).
+func (f *fakeOAuth) wait() {
 	f.mu.Lock()
 	hold, entered := f.hold, f.entered
 	f.mu.Unlock()
@@ -107,6 +108,10 @@ func (f *fakeOAuth) device(w http.ResponseWriter, r *http.Request) {
 		entered <- struct{}{}
 		<-hold
 	}
+}
+
+func (f *fakeOAuth) device(w http.ResponseWriter, r *http.Request) {
+	f.wait()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.requests = append(f.requests, "device")
@@ -137,19 +142,25 @@ func (f *fakeOAuth) device(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, resp)
 }
 
-func (f *fakeOAuth) issue(w http.ResponseWriter) {
+// issue answers with a new access token and, when rotate is set, a new refresh
+// token.
+func (f *fakeOAuth) issue(w http.ResponseWriter, rotate bool) {
 	f.tokens++
-	rt := fmt.Sprintf("RT-%s-%d", secretMark, f.tokens)
-	f.refreshOK[rt] = true
-	writeJSON(w, http.StatusOK, map[string]any{
-		"access_token":  fmt.Sprintf("AT-%s-%d", secretMark, f.tokens),
-		"token_type":    "bearer",
-		"refresh_token": rt,
-		"expires_in":    3600,
-	})
+	resp := map[string]any{
+		"access_token": fmt.Sprintf("AT-%s-%d", secretMark, f.tokens),
+		"token_type":   "bearer",
+		"expires_in":   3600,
+	}
+	if rotate {
+		rt := fmt.Sprintf("RT-%s-%d", secretMark, f.tokens)
+		f.refreshOK[rt] = true
+		resp["refresh_token"] = rt
+	}
+	writeJSON(w, http.StatusOK, resp)
 }
 
 func (f *fakeOAuth) token(w http.ResponseWriter, r *http.Request) {
+	f.wait()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if got := f.clientID(r); got != "client" {
@@ -169,9 +180,12 @@ func (f *fakeOAuth) token(w http.ResponseWriter, r *http.Request) {
 		switch answer {
 		case "ok":
 			delete(f.issued, code)
-			f.issue(w)
+			f.issue(w, true)
 		case "500":
 			http.Error(w, "upstream trouble", http.StatusInternalServerError)
+		case "200:authorization_pending", "200:expired_token":
+			// Some servers answer errors with HTTP 200.
+			writeJSON(w, http.StatusOK, map[string]string{"error": strings.TrimPrefix(answer, "200:")})
 		default:
 			// The description echoes the device code: it must be redacted.
 			writeJSON(w, http.StatusBadRequest, map[string]string{"error": answer, "error_description": "device code " + code})
@@ -182,11 +196,19 @@ func (f *fakeOAuth) token(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case f.refresh == "500":
 			http.Error(w, "upstream trouble", http.StatusBadGateway)
+		case f.refresh == "garbage":
+			w.Header().Set("Content-Type", "text/html")
+			w.Write([]byte("<html>maintenance</html>"))
 		case f.refresh == "invalid_grant" || !f.refreshOK[rt]:
 			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_grant", "error_description": "refresh token " + rt + " is revoked"})
+		case f.refresh == "keep":
+			f.issue(w, false)
 		default:
 			delete(f.refreshOK, rt)
-			f.issue(w)
+			f.issue(w, true)
+		}
+		if r.PostFormValue("scope") != "" {
+			f.t.Errorf("refresh request with scope %q, want none (the granted scope)", r.PostFormValue("scope"))
 		}
 	default:
 		f.t.Errorf("token request with grant_type %q", r.PostFormValue("grant_type"))
@@ -396,6 +418,29 @@ func TestDeviceFlowScenarios(t *testing.T) {
 				step{advance: time.Hour, refresh: "500", want: "error", wantErr: "kept for the next call", requests: []string{"refresh"}},
 				step{refresh: "ok", want: "token AT-SECRET-2", requests: []string{"refresh"}},
 			),
+		},
+		{
+			name: "unreadable refresh answer keeps the refresh token",
+			steps: append(approved[:2:2],
+				step{advance: time.Hour, refresh: "garbage", want: "error", wantErr: "not JSON", requests: []string{"refresh"}},
+				step{refresh: "ok", want: "token AT-SECRET-2", requests: []string{"refresh"}},
+			),
+		},
+		{
+			name: "refresh without a new refresh token keeps the old one",
+			steps: append(approved[:2:2],
+				step{advance: time.Hour, refresh: "keep", want: "token AT-SECRET-2", requests: []string{"refresh"}},
+				step{advance: time.Hour, want: "token AT-SECRET-3", requests: []string{"refresh"}},
+			),
+		},
+		{
+			name: "errors answered with HTTP 200",
+			steps: []step{
+				{want: "challenge CODE-1", requests: []string{"device"}},
+				{advance: 5 * sec, polls: []string{"200:authorization_pending"}, want: "challenge CODE-1", requests: []string{"poll"}},
+				{advance: 5 * sec, polls: []string{"200:expired_token"}, want: "error", wantErr: "code expired", requests: []string{"poll"}},
+				{want: "challenge CODE-2", requests: []string{"device"}},
+			},
 		},
 	}
 	for _, tt := range tests {
@@ -843,5 +888,92 @@ func TestDeviceFlowThroughDriver(t *testing.T) {
 	resp = call()
 	if diff := cmp.Diff(map[string]any{"user": "octocat", "authorized": true}, resp.Calls[0].Result); diff != "" {
 		t.Errorf("after approval: result mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestDeviceFlowContextBoundsRequests: a call whose context ends while its request
+// to the authorization server is in flight returns at once, for each endpoint.
+func TestDeviceFlowContextBoundsRequests(t *testing.T) {
+	for _, endpoint := range []string{"device", "poll", "refresh"} {
+		t.Run(endpoint, func(t *testing.T) {
+			h := newHarness(t, nil, nil)
+			if endpoint != "device" {
+				h.call(t, "github")
+				h.clock.Advance(5 * time.Second)
+			}
+			if endpoint == "refresh" {
+				h.srv.set(func(f *fakeOAuth) { f.polls = []string{"ok"} })
+				h.call(t, "github")
+				h.clock.Advance(time.Hour)
+			}
+			hold, entered := make(chan struct{}), make(chan struct{}, 1)
+			defer close(hold)
+			h.srv.set(func(f *fakeOAuth) { f.hold, f.entered = hold, entered })
+
+			ctx, cancel := context.WithCancel(t.Context())
+			done := make(chan error, 1)
+			go func() { _, err := h.p.Token(ctx, "github"); done <- err }()
+			<-entered
+			cancel()
+			select {
+			case err := <-done:
+				if !errors.Is(err, context.Canceled) {
+					t.Errorf("Token = %v, want context.Canceled", err)
+				}
+			case <-time.After(10 * time.Second): // a watchdog, not synchronisation
+				t.Fatal("Token did not return when its context ended during the request")
+			}
+		})
+	}
+}
+
+func TestDeviceFlowDeviceAnswerVariants(t *testing.T) {
+	tests := []struct {
+		name, contentType, body string
+		wantURL                 string
+		wantExpiry              time.Duration // of the pending authorization
+		wantInterval            time.Duration
+	}{
+		{"JSON", "application/json", `{"device_code":"d","user_code":"U-1","verification_uri":"https://x.test/a","expires_in":600,"interval":7}`,
+			"https://x.test/a", 600 * time.Second, 7 * time.Second},
+		{"numbers as strings, misspelt verification_url", "application/json; charset=utf-8", `{"device_code":"d","user_code":"U-1","verification_url":"https://x.test/b","expires_in":"600","interval":"7"}`,
+			"https://x.test/b", 600 * time.Second, 7 * time.Second},
+		{"form", "application/x-www-form-urlencoded", `device_code=d&user_code=U-1&verification_uri=https%3A%2F%2Fx.test%2Fc&expires_in=900`,
+			"https://x.test/c", 900 * time.Second, defaultInterval},
+		{"bad complete URL is ignored", "application/json", `{"device_code":"d","user_code":"U-1","verification_uri":"https://x.test/a","verification_uri_complete":"javascript:x"}`,
+			"https://x.test/a", 0, defaultInterval},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if u, pw, ok := r.BasicAuth(); !ok || u != "client" || pw != "s3cret" || r.PostFormValue("client_secret") != "" {
+					t.Errorf("device request: basic auth %q %q %t, form secret %q; want the credentials in the header only", u, pw, ok, r.PostFormValue("client_secret"))
+				}
+				w.Header().Set("Content-Type", tt.contentType)
+				w.Write([]byte(tt.body))
+			}))
+			defer srv.Close()
+			p := NewDeviceFlowProvider(DeviceFlowConfig{
+				OAuth2: oauth2.Config{ClientID: "client", ClientSecret: "s3cret",
+					Endpoint: oauth2.Endpoint{DeviceAuthURL: srv.URL, TokenURL: srv.URL, AuthStyle: oauth2.AuthStyleInHeader}},
+				HTTPClient: srv.Client(),
+				Logger:     slog.New(slog.DiscardHandler),
+			})
+			now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+			p.now = func() time.Time { return now }
+			_, err := p.Token(t.Context(), "github")
+			ch, ok := errors.AsType[*Challenge](err)
+			if !ok || ch.URL != tt.wantURL || ch.Code != "U-1" {
+				t.Fatalf("Token = %v, want a challenge for %s and U-1", err, tt.wantURL)
+			}
+			pa := p.scopes["github"].pending
+			var gotExpiry time.Duration
+			if !pa.expiry.IsZero() {
+				gotExpiry = pa.expiry.Sub(now)
+			}
+			if gotExpiry != tt.wantExpiry || pa.interval != tt.wantInterval {
+				t.Errorf("pending: expiry in %v, interval %v; want %v, %v", gotExpiry, pa.interval, tt.wantExpiry, tt.wantInterval)
+			}
+		})
 	}
 }

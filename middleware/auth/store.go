@@ -239,7 +239,7 @@ func (s *FileStore) read() (map[string]storeEntry, error) {
 	var sf storeFile
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&sf); err != nil {
-		return nil, &CorruptFileError{Path: s.path, Err: err}
+		return nil, &CorruptFileError{Path: s.path, Err: decodeError(err)}
 	}
 	if dec.More() {
 		return nil, &CorruptFileError{Path: s.path, Err: errors.New("data after the JSON object")}
@@ -248,6 +248,21 @@ func (s *FileStore) read() (map[string]storeEntry, error) {
 		return nil, &CorruptFileError{Path: s.path, Err: fmt.Errorf("format version %d, want %d", sf.Version, fileStoreVersion)}
 	}
 	return sf.Entries, nil
+}
+
+// decodeError says why a token file cannot be decoded without quoting any of its
+// content (the errors of encoding/json and time may quote the offending value).
+func decodeError(err error) error {
+	if se, ok := errors.AsType[*json.SyntaxError](err); ok {
+		return fmt.Errorf("not valid JSON (syntax error at byte %d)", se.Offset)
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return errors.New("not valid JSON (the file ends too early)")
+	}
+	if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok && te.Field != "" {
+		return fmt.Errorf("field %s holds a value of the wrong type", te.Field)
+	}
+	return errors.New("the content does not match the token file format")
 }
 
 // write replaces the file with entries: temporary file, fsync, rename, then a

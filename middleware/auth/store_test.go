@@ -241,6 +241,8 @@ func TestFileStoreCorrupt(t *testing.T) {
 		{"not json", "SECRET-token garbage"},
 		{"truncated", `{"version":1,"entries":{"k":{"value":"SECRET-tok`},
 		{"wrong shape", `{"version":1,"entries":{"k":{"value":5}}}`},
+		{"token in the expiry", `{"version":1,"entries":{"k":{"value":"v","expiry":"SECRET-token"}}}`},
+		{"huge number", `{"version":1e999999,"entries":{}}`},
 		{"other version", `{"version":2,"entries":{}}`},
 		{"no version", `{"entries":{"k":{"value":"SECRET"}}}`},
 		{"trailing data", `{"version":1,"entries":{}} {"SECRET":1}`},

@@ -304,10 +304,9 @@ type AuditFile struct {
 	path string
 	cfg  *auditConfig
 
-	mu     sync.Mutex
-	f      *os.File // nil once closed
-	err    error    // first write error
-	closed bool
+	mu  sync.Mutex
+	f   *os.File // nil once closed
+	err error    // first error that lost a line
 }
 
 // OpenAuditFile opens path for appending audit lines, creating it with mode 0600
@@ -376,7 +375,7 @@ func (a *AuditFile) write(r auditRecord) {
 		a.keep(fmt.Errorf("hooks: encode audit line for tool %q: %w", r.tool, err))
 		return
 	}
-	if a.closed {
+	if a.f == nil {
 		a.keep(fmt.Errorf("hooks: audit line for tool %q after Close: %w", r.tool, fs.ErrClosed))
 		return
 	}
@@ -404,7 +403,7 @@ func (a *AuditFile) Err() error {
 func (a *AuditFile) Sync() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.closed {
+	if a.f == nil {
 		return fmt.Errorf("hooks: sync audit file %q: %w", a.path, fs.ErrClosed)
 	}
 	if err := a.f.Sync(); err != nil {
@@ -419,10 +418,9 @@ func (a *AuditFile) Sync() error {
 func (a *AuditFile) Close() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.closed {
+	if a.f == nil {
 		return fmt.Errorf("hooks: close audit file %q: %w", a.path, fs.ErrClosed)
 	}
-	a.closed = true
 	var errs []error
 	if a.err != nil {
 		errs = append(errs, a.err)

@@ -1,11 +1,11 @@
 // Package hooks observes the tool calls of a driver: pre hooks run before a call,
 // post hooks after it succeeded and failure hooks after it failed.
 //
-// Hooks observe; they cannot change a call. Each hook receives a deep copy of the
-// arguments, so nothing a hook does to them reaches the tool, and post hooks receive
-// a deep copy of the result, so the caller gets the result exactly as the tool
-// returned it. A hook that panics is recovered and reported (see [WithPanicHandler]);
-// an observer never breaks a call.
+// Hooks observe; they cannot change a call. Each hook receives its own deep copy of
+// the arguments, so nothing a hook does to them reaches the tool or another hook,
+// and each post hook receives its own deep copy of the result, so the caller gets
+// the result exactly as the tool returned it. A hook that panics is recovered and
+// reported (see [WithPanicHandler]); an observer never breaks a call.
 //
 // Install the [Middleware] on any driver that accepts tool middleware. When it is
 // combined with the other concerns, the recommended order is hooks, permission,
@@ -40,17 +40,19 @@ import (
 // Capability is the capability flag of the hooks concern.
 const Capability mcs.Capability = "hooks"
 
-// PreHook observes a call before it runs. args is a copy of the call's arguments.
+// PreHook observes a call before it runs. args is the hook's own deep copy of the
+// call's arguments; the hook may keep it.
 type PreHook func(ctx context.Context, name string, args map[string]any)
 
-// PostHook observes a call that succeeded. args is a copy of the arguments as the
-// call received them and result a copy of the result the caller gets.
+// PostHook observes a call that succeeded. args is the hook's own deep copy of the
+// arguments as the call received them and result its own deep copy of the result
+// the caller gets; the hook may keep both.
 type PostHook func(ctx context.Context, name string, args map[string]any, result any)
 
 // FailureHook observes a call that failed with err, which is the error the caller
-// gets. args is a copy of the arguments as the call received them. When the rest of
-// the chain panicked, err wraps [ErrPanicked] and the panic continues after the
-// failure hooks ran.
+// gets. args is the hook's own deep copy of the arguments as the call received
+// them; the hook may keep it. When the rest of the chain panicked, err wraps
+// [ErrPanicked] and the panic continues after the failure hooks ran.
 type FailureHook func(ctx context.Context, name string, args map[string]any, err error)
 
 // ErrPanicked is wrapped by the error failure hooks receive when the rest of the
@@ -73,18 +75,33 @@ type entry struct{ Set }
 
 // state is an immutable snapshot of the installed hooks, in installation order.
 type state struct {
-	entries           []*entry
-	pre, post, failed bool // whether any entry has a hook of that kind
+	entries []*entry
+	// lastPost and lastFailure index the last entry with a hook of that kind, -1
+	// when there is none.
+	lastPost, lastFailure int
 }
 
 func newState(entries []*entry) *state {
-	s := &state{entries: entries}
-	for _, e := range entries {
-		s.pre = s.pre || e.Pre != nil
-		s.post = s.post || e.Post != nil
-		s.failed = s.failed || e.Failure != nil
+	s := &state{entries: entries, lastPost: -1, lastFailure: -1}
+	for i, e := range entries {
+		if e.Post != nil {
+			s.lastPost = i
+		}
+		if e.Failure != nil {
+			s.lastFailure = i
+		}
 	}
 	return s
+}
+
+// argsFor returns the arguments for the hook at index i: a copy of snapshot, or
+// snapshot itself for the last hook of its kind (i == last), after which no hook
+// needs it.
+func argsFor(snapshot map[string]any, i, last int) map[string]any {
+	if i == last {
+		return snapshot
+	}
+	return clone.Args(snapshot)
 }
 
 // PanicHandler receives the value of a recovered hook panic together with the call
@@ -233,18 +250,19 @@ func (m *Middleware) OnExecuteTool(ctx context.Context, name string, args map[st
 		return next(ctx, name, args)
 	}
 	hctx := &callCtx{Context: ctx, start: time.Now()}
-	// One copy serves every hook of the call; it is taken before the tool runs, so
-	// hooks see the arguments as the call received them.
-	snapshot := clone.Args(args)
-	if st.pre {
-		for _, e := range st.entries {
-			if e.Pre != nil {
-				m.guard(hctx, name, func() { e.Pre(hctx, name, snapshot) })
-			}
+	for _, e := range st.entries {
+		if e.Pre != nil {
+			m.guard(hctx, name, func() { e.Pre(hctx, name, clone.Args(args)) })
 		}
 	}
+	if st.lastPost < 0 && st.lastFailure < 0 {
+		return next(ctx, name, args)
+	}
+	// Taken before the rest of the chain runs, so that post and failure hooks see
+	// the arguments as the call received them.
+	snapshot := clone.Args(args)
 	returned := false
-	if st.failed {
+	if st.lastFailure >= 0 {
 		defer func() {
 			if !returned { // next panicked or called runtime.Goexit
 				m.failure(hctx, st, name, snapshot, &panicError{tool: name})
@@ -257,24 +275,18 @@ func (m *Middleware) OnExecuteTool(ctx context.Context, name string, args map[st
 		m.failure(hctx, st, name, snapshot, err)
 		return res, err
 	}
-	if st.post {
-		view := clone.Value(res)
-		for _, e := range st.entries {
-			if e.Post != nil {
-				m.guard(hctx, name, func() { e.Post(hctx, name, snapshot, view) })
-			}
+	for i, e := range st.entries {
+		if e.Post != nil {
+			m.guard(hctx, name, func() { e.Post(hctx, name, argsFor(snapshot, i, st.lastPost), clone.Value(res)) })
 		}
 	}
 	return res, err
 }
 
-func (m *Middleware) failure(ctx context.Context, st *state, name string, args map[string]any, err error) {
-	if !st.failed {
-		return
-	}
-	for _, e := range st.entries {
+func (m *Middleware) failure(ctx context.Context, st *state, name string, snapshot map[string]any, err error) {
+	for i, e := range st.entries {
 		if e.Failure != nil {
-			m.guard(ctx, name, func() { e.Failure(ctx, name, args, err) })
+			m.guard(ctx, name, func() { e.Failure(ctx, name, argsFor(snapshot, i, st.lastFailure), err) })
 		}
 	}
 }

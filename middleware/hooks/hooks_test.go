@@ -88,14 +88,18 @@ func TestOrder(t *testing.T) {
 func TestResultUnchanged(t *testing.T) {
 	result := map[string]any{"items": []any{"a", "b"}, "meta": map[string]any{"n": 2.0}}
 	want := map[string]any{"items": []any{"a", "b"}, "meta": map[string]any{"n": 2.0}}
-	var seen any
-	m := hooks.New(hooks.WithPost(func(_ context.Context, _ string, _ map[string]any, res any) {
+	var seen int
+	mutate := func(_ context.Context, _ string, _ map[string]any, res any) {
+		if diff := cmp.Diff(want, res); diff != "" {
+			t.Errorf("post hook %d saw a changed result (-want +got):\n%s", seen, diff)
+		}
 		r := res.(map[string]any)
 		r["items"].([]any)[0] = "changed"
 		r["meta"].(map[string]any)["n"] = 99.0
 		r["extra"] = true
-		seen = res
-	}))
+		seen++
+	}
+	m := hooks.New(hooks.WithPost(mutate), hooks.WithPost(mutate))
 	call := mcs.Chain(func(context.Context, string, map[string]any) (any, error) { return result, nil }, m)
 	got, err := call(context.Background(), "t", map[string]any{})
 	if err != nil {
@@ -107,8 +111,8 @@ func TestResultUnchanged(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("a post hook changed the result (-want +got):\n%s", diff)
 	}
-	if seen == nil {
-		t.Error("post hook did not run")
+	if seen != 2 {
+		t.Errorf("post hooks ran %d times, want 2", seen)
 	}
 }
 
@@ -138,34 +142,51 @@ func TestArgumentsAreCopies(t *testing.T) {
 		arr := args["array"].([2][]int)
 		arr[0][0] = 99
 	}
-	var postArgs map[string]any
+	// Every hook mutates what it got; every hook must still see the original.
+	var mu sync.Mutex
+	var seen []string
+	observe := func(kind string, args map[string]any) {
+		mu.Lock()
+		defer mu.Unlock()
+		if diff := cmp.Diff(want, args); diff != "" {
+			t.Errorf("%s hook saw changed arguments (-want +got):\n%s", kind, diff)
+		}
+		seen = append(seen, kind)
+		mutate(args)
+	}
 	toolRan := false
 	m := hooks.New(
-		hooks.WithPre(func(_ context.Context, _ string, args map[string]any) { mutate(args) }),
-		hooks.WithPost(func(_ context.Context, _ string, args map[string]any, _ any) { postArgs = args }),
+		hooks.WithPre(func(_ context.Context, _ string, args map[string]any) { observe("pre1", args) }),
+		hooks.WithPre(func(_ context.Context, _ string, args map[string]any) { observe("pre2", args) }),
+		hooks.WithPost(func(_ context.Context, _ string, args map[string]any, _ any) { observe("post1", args) }),
+		hooks.WithPost(func(_ context.Context, _ string, args map[string]any, _ any) { observe("post2", args) }),
+		hooks.WithFailure(func(_ context.Context, _ string, args map[string]any, _ error) { observe("failure1", args) }),
+		hooks.WithFailure(func(_ context.Context, _ string, args map[string]any, _ error) { observe("failure2", args) }),
 	)
-	in := newArgs()
-	call := mcs.Chain(func(_ context.Context, _ string, args map[string]any) (any, error) {
-		if reflect.ValueOf(args).UnsafePointer() != reflect.ValueOf(in).UnsafePointer() {
-			t.Error("the tool did not receive the caller's own map")
+	for _, fail := range []bool{false, true} {
+		in := newArgs()
+		call := mcs.Chain(func(_ context.Context, _ string, args map[string]any) (any, error) {
+			if reflect.ValueOf(args).UnsafePointer() != reflect.ValueOf(in).UnsafePointer() {
+				t.Error("the tool did not receive the caller's own map")
+			}
+			toolRan = true
+			if diff := cmp.Diff(want, args); diff != "" {
+				t.Errorf("a pre hook changed the tool's arguments (-want +got):\n%s", diff)
+			}
+			mutate(args) // post and failure hooks still see the arguments as received
+			if fail {
+				return nil, errFailed
+			}
+			return "ok", nil
+		}, m)
+		call(context.Background(), "t", in)
+		if !toolRan {
+			t.Fatal("tool did not run")
 		}
-		toolRan = true
-		if diff := cmp.Diff(want, args); diff != "" {
-			t.Errorf("a pre hook changed the tool's arguments (-want +got):\n%s", diff)
-		}
-		args["written_by_tool"] = true
-		return "ok", nil
-	}, m)
-	if _, err := call(context.Background(), "t", in); err != nil {
-		t.Fatal(err)
 	}
-	if !toolRan {
-		t.Fatal("tool did not run")
-	}
-	// Post hooks see the arguments as the call received them (plus what the pre
-	// hooks of the same call did to their shared copy), never the tool's rewrite.
-	if _, ok := postArgs["written_by_tool"]; ok {
-		t.Error("post hook saw the tool's rewrite of the arguments")
+	wantSeen := []string{"pre1", "pre2", "post1", "post2", "pre1", "pre2", "failure1", "failure2"}
+	if diff := cmp.Diff(wantSeen, seen); diff != "" {
+		t.Errorf("hooks run (-want +got):\n%s", diff)
 	}
 }
 

@@ -15,10 +15,10 @@ import (
 // recommended order (hooks with one no-op pre and post hook, permission with an
 // always-allow handler, auth) around a trivial tool, against the bare chain.
 //
-// "stacked" asks on the calling goroutine (no timeout, a context that cannot end);
-// "stacked_timeout" and "stacked_cancellable" take the path that runs the handler
-// on its own goroutine; in "stacked_rule_allow_cancellable" an Allow rule decides
-// and no handler runs.
+// "stacked" and "stacked_cancellable" ask on the calling goroutine (no timeout;
+// a context that cannot end and one that can); "stacked_timeout" takes the path
+// that runs the handler on its own goroutine; in "stacked_rule_allow_cancellable"
+// an Allow rule decides and no handler runs.
 func BenchmarkStacked(b *testing.B) {
 	terminal := func(context.Context, string, map[string]any) (any, error) { return "ok", nil }
 	args := map[string]any{"path": "notes.txt", "limit": 10.0}

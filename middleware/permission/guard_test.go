@@ -3,68 +3,41 @@ package permission_test
 import (
 	"context"
 	"errors"
-	"fmt"
-	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/mcs-go/mcs"
 	"github.com/mcs-go/mcs/middleware/permission"
+	"github.com/mcs-go/mcs/orchestrator"
 )
 
-// router stands in for an orchestrator: it publishes the tools of its drivers and
-// dispatches each call to the driver that owns the tool through its ExecuteTool.
-type router struct{ drivers []mcs.ToolDriver }
-
-func (r *router) Meta() mcs.Meta { return mcs.Meta{ID: "router", Name: "Router", Version: "1.0.0"} }
-
-func (r *router) ListTools(ctx context.Context) ([]mcs.Tool, error) {
-	var all []mcs.Tool
-	for _, d := range r.drivers {
-		tools, err := d.ListTools(ctx)
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, tools...)
-	}
-	return all, nil
-}
-
-func (r *router) ExecuteTool(ctx context.Context, name string, args map[string]any) (any, error) {
-	for _, d := range r.drivers {
-		tools, err := d.ListTools(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if slices.ContainsFunc(tools, func(t mcs.Tool) bool { return t.Name == name }) {
-			return d.ExecuteTool(ctx, name, args)
-		}
-	}
-	return nil, fmt.Errorf("no driver has tool %q", name)
-}
-
+// TestPolicyHoldsForCallsFromOutside: a driver's consent policy also guards the
+// calls that reach it through ExecuteTool from outside, here from an orchestrator
+// that has no middleware of its own.
 func TestPolicyHoldsForCallsFromOutside(t *testing.T) {
 	fake := &fakeDriver{}
 	guarded := mcs.NewBaseDriver(fake, mcs.WithMiddleware(
 		permission.New(nil, permission.WithRules(permission.Allow("read_*"), permission.Deny("delete_*"))),
 	))
+	orch := orchestrator.New(orchestrator.Flat())
+	if err := orch.AddDriver("files", guarded); err != nil {
+		t.Fatal(err)
+	}
 	ctx := context.Background()
 
-	// Directly through the ToolDriver contract, as an orchestrator calls it.
-	var td mcs.ToolDriver = guarded
-	res, err := td.ExecuteTool(ctx, "delete_file", map[string]any{"path": "a.txt"})
+	// The orchestrator's ExecuteTool, as another orchestrator or a client calls it.
+	res, err := orch.ExecuteTool(ctx, "delete_file", map[string]any{"path": "a.txt"})
 	if err != nil || !permission.IsDenied(res) {
 		t.Errorf("ExecuteTool(delete_file) = %v, %v; want the denial result", res, err)
 	}
-	_, err = td.ExecuteTool(ctx, "write_file", map[string]any{"path": "a.txt"})
+	_, err = orch.ExecuteTool(ctx, "write_file", map[string]any{"path": "a.txt"})
 	var ce *permission.ConsentError
 	if !errors.As(err, &ce) || ce.Reason != permission.ReasonNoHandler {
 		t.Errorf("ExecuteTool(write_file) err = %v, want a no_handler *ConsentError", err)
 	}
 
-	// Through a driver that composes it and has no middleware of its own.
-	outer := mcs.NewBaseDriver(&router{drivers: []mcs.ToolDriver{guarded}})
-	resp := outer.ProcessLLMResponse(ctx, `{"tool":"read_file","arguments":{"path":"a.txt"}}
+	// The orchestrator's own response processing, from model output.
+	resp := orch.ProcessLLMResponse(ctx, `{"tool":"read_file","arguments":{"path":"a.txt"}}
 {"tool":"delete_file","arguments":{"path":"a.txt"}}
 {"tool":"write_file","arguments":{"path":"a.txt"}}`)
 	if len(resp.Calls) != 3 {

@@ -42,11 +42,11 @@ const Capability mcs.Capability = "consent"
 // call. args must not be modified.
 //
 // A handler that waits for a person must honour ctx. Without [WithTimeout] it runs
-// on the calling goroutine and the call waits for it; an answer given after the
-// call's context ended is ignored. With a timeout it runs on its own goroutine, the
-// call stops waiting when the timeout expires or ctx ends, and a later answer is
-// ignored. A ConsentFunc installed on a Middleware
-// may be called concurrently.
+// on the calling goroutine with the call's own args, and the call waits for it; an
+// answer given after the call's context ended is ignored. With a timeout it runs on
+// its own goroutine with a copy of args, the call stops waiting when the timeout
+// expires or ctx ends, and a later answer is ignored. A ConsentFunc installed on a
+// Middleware may be called concurrently.
 type ConsentFunc func(ctx context.Context, name string, args map[string]any) (bool, error)
 
 // Rule is a policy rule: a glob pattern on the whole tool name, in the syntax of
@@ -294,10 +294,9 @@ func (m *Middleware) ask(ctx context.Context, f ConsentFunc, name string, args m
 		}
 		return d.allowed, nil
 	}
-	hctx, cancel := ctx, context.CancelFunc(func() {})
-	if m.timeout > 0 {
-		hctx, cancel = context.WithTimeout(ctx, m.timeout)
-	}
+	// With a timeout: ask on a goroutine of its own, so that the wait can end at the
+	// timeout even when the handler ignores its context.
+	hctx, cancel := context.WithTimeout(ctx, m.timeout)
 	defer cancel()
 	ch := make(chan decision, 1) // buffered: a late handler never blocks
 	view := clone.Args(args)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -230,27 +231,43 @@ func showArgs(args map[string]any) string {
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(shorten(args, 0)); err != nil {
-		return strconv.Quote(fmt.Sprint(args))
+	if err := enc.Encode(shorten(args, 0)); err != nil { // not expected: shorten returns JSON values
+		return strconv.Quote(cut(fmt.Sprint(args)))
 	}
 	return escapeTerminal(strings.TrimSuffix(buf.String(), "\n"))
 }
 
-// shorten returns a copy of v for display: long strings and arrays cut.
+// cut shortens s to promptMaxString bytes on a rune boundary and says how much was
+// left out.
+func cut(s string) string {
+	if len(s) <= promptMaxString {
+		return s
+	}
+	n := promptMaxString
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return fmt.Sprintf("%s… (%d more bytes)", s[:n], len(s)-n)
+}
+
+// shorten returns a copy of v for display, made of JSON values only: long strings
+// and arrays cut. Values of other Go types (map[string]string, []string, structs,
+// []byte) are shown the way encoding/json encodes them, and cut the same way; a
+// value JSON cannot represent (NaN, a channel) is shown as fmt prints it.
 func shorten(v any, depth int) any {
 	if depth > clone.MaxDepth {
 		return "…"
 	}
 	switch x := v.(type) {
+	case nil, bool:
+		return v
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return fmt.Sprint(x)
+		}
+		return v
 	case string:
-		if len(x) <= promptMaxString {
-			return x
-		}
-		n := promptMaxString
-		for n > 0 && !utf8.RuneStart(x[n]) {
-			n--
-		}
-		return fmt.Sprintf("%s… (%d more bytes)", x[:n], len(x)-n)
+		return cut(x)
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, e := range x {
@@ -268,7 +285,20 @@ func shorten(v any, depth int) any {
 		}
 		return out
 	}
-	return v
+	b, err := json.Marshal(v)
+	if err != nil {
+		return cut(fmt.Sprint(v))
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber() // show integers exactly
+	var decoded any
+	if err := dec.Decode(&decoded); err != nil {
+		return cut(string(b))
+	}
+	if _, again := decoded.(json.Number); again {
+		return decoded
+	}
+	return shorten(decoded, depth+1)
 }
 
 // escapeTerminal escapes, as JSON \u sequences, the characters JSON leaves as they

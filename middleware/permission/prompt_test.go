@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -94,6 +95,12 @@ func TestPromptShowsArgumentsSafely(t *testing.T) {
 		"list":    items,
 		"escape":  "\x1b[2J\u009b31m\u202egnp.exe<b>",
 		"nested":  map[string]any{"long": strings.Repeat("é", 150)},
+		// Go values of other types are shown as JSON and cut the same way.
+		"headers": map[string]string{"X-Long": strings.Repeat("h", 250)},
+		"names":   []string{strings.Repeat("n", 250)},
+		"big":     int64(9007199254740993),
+		"nan":     math.NaN(),
+		"ch":      make(chan int),
 	})
 	got := out.String()
 	for _, want := range []string{
@@ -103,6 +110,11 @@ func TestPromptShowsArgumentsSafely(t *testing.T) {
 		`"escape": "\u001b[2J\u009b31m\u202egnp.exe<b>"`,
 		`"long": "` + strings.Repeat("é", 100) + `… (100 more bytes)"`,
 		"  \"list\": [\n    0,\n    1,",
+		`"X-Long": "` + strings.Repeat("h", 200) + `… (50 more bytes)"`,
+		`"names": [` + "\n" + `    "` + strings.Repeat("n", 200) + `… (50 more bytes)"`,
+		`"big": 9007199254740993,`,
+		`"nan": "NaN"`,
+		`"ch": "0x`,
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("output does not contain %q:\n%s", want, got)
