@@ -55,6 +55,7 @@ type BaseDriver struct {
 	opts       Options
 	ps         PromptStrategy
 	strategies []ExtractionStrategy
+	text       *textFormat // the text format among strategies; nil for none
 	terminal   CallNext
 
 	metaOnce sync.Once
@@ -96,6 +97,12 @@ func NewBaseDriver(td ToolDriver, opts ...Option) *BaseDriver {
 	b.strategies = b.opts.ExtractionStrategies
 	if b.strategies == nil {
 		b.strategies = DefaultExtractionStrategies(b.ps)
+	}
+	for _, s := range b.strategies {
+		if tf, ok := s.(textFormat); ok {
+			b.text = &tf
+			break
+		}
 	}
 	b.terminal = td.ExecuteTool
 	mw := append([]ToolMiddleware(nil), b.opts.Middleware...)
@@ -301,9 +308,13 @@ func (b *BaseDriver) ProcessLLMResponse(ctx context.Context, response any) (resp
 }
 
 // owned keeps the calls whose tool the driver publishes, in order. When the tools
-// cannot be listed no call is owned.
-func (b *BaseDriver) owned(ctx context.Context, calls []ToolCall) []ToolCall {
-	var out []ToolCall
+// cannot be listed (an error, or a panic in the tool driver) no call is owned.
+func (b *BaseDriver) owned(ctx context.Context, calls []ToolCall) (out []ToolCall) {
+	defer func() {
+		if recover() != nil {
+			out = nil
+		}
+	}()
 	if tl, ok := b.td.(ToolLookup); ok {
 		for _, c := range calls {
 			if has, err := tl.HasTool(ctx, c.Name); err == nil && has {
@@ -315,6 +326,18 @@ func (b *BaseDriver) owned(ctx context.Context, calls []ToolCall) []ToolCall {
 	tools, err := b.td.ListTools(ctx)
 	if err != nil {
 		return nil
+	}
+	if len(calls) > 1 && len(tools) > 1 {
+		names := make(map[string]bool, len(tools))
+		for i := range tools {
+			names[tools[i].Name] = true
+		}
+		for _, c := range calls {
+			if names[c.Name] {
+				out = append(out, c)
+			}
+		}
+		return out
 	}
 	for _, c := range calls {
 		for i := range tools {

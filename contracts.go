@@ -42,6 +42,7 @@ type SupportsHealthcheck interface {
 // SupportsNativeTools is implemented by drivers that can hand tools to provider APIs
 // that accept them as structured objects.
 type SupportsNativeTools interface {
+	// NativeToolContext returns the system message and tool objects for model.
 	NativeToolContext(ctx context.Context, model string) (NativeToolContext, error)
 }
 

@@ -8,7 +8,7 @@ import (
 )
 
 // ErrMalformedCall is wrapped by the error of a call that named a tool but could not
-// be decoded, even after repair, or never closed.
+// be decoded, even after repair, never closed, or named two different tools.
 var ErrMalformedCall = errors.New("malformed tool call")
 
 // ArgumentsError reports that a call's arguments were not a JSON object.
@@ -19,52 +19,74 @@ type ArgumentsError struct {
 }
 
 func (e *ArgumentsError) Error() string {
-	return fmt.Sprintf("the %q field of the call to %q must be a JSON object of named arguments, got a %s", e.Field, e.Tool, e.Got)
+	article := "a "
+	switch e.Got {
+	case "array", "object":
+		article = "an "
+	case "null":
+		article = ""
+	}
+	return fmt.Sprintf("the %q field of the call to %q must be a JSON object of named arguments, got %s%s", e.Field, e.Tool, article, e.Got)
 }
 
 // maxRestarts bounds how often Finish rescans after an object that never closed, so
-// hostile input cannot make decoding quadratic.
+// that hostile input cannot make decoding quadratic: each rescan is one more pass of
+// Scan's cost over the text.
 const maxRestarts = 8
 
 // jsonDecoder is the incremental scanner of the JSON codec. It walks the text once,
-// byte by byte, tracking code fences in prose and string/nesting state inside
-// objects. Complete top-level objects are decoded (with repair when needed) and
-// reported when they name a tool.
+// byte by byte, tracking code fences in prose and string, comment and nesting state
+// inside objects. Complete top-level objects are decoded (with repair when needed)
+// and reported when they name a tool.
+//
+// Cost: Scan reads each byte once, except after a brace that turns out to be prose
+// (no key follows it), where scanning resumes right after the brace. The key check
+// fails at any other brace, even one inside a comment or a quoted key, so the
+// region it re-reads holds no brace: no byte is re-read by two key checks, and Scan
+// reads each byte at most twice. Each complete object is decoded once.
 type jsonDecoder struct {
 	codec *JSONPromptStrategy
 	pos   int // next byte to scan
 
 	// code fences in prose
-	btRun      int // length of the current run of backticks
-	btStart    int
-	inFence    bool
+	btRun      int  // length of the current run of backticks
+	btStart    int  // offset of the run
+	inFence    bool // inside an open fence
 	fenceStart int
-	fenceBody  bool // a non-space byte arrived inside the open fence
-	fenceLine  bool // the opening fence's line (language tag) has ended
-	waiting    []ToolCall
+	fenceBody  bool       // a non-space byte arrived inside the open fence
+	fenceLine  bool       // the opening fence's line (language tag) has ended
+	waiting    []ToolCall // calls complete inside the open fence
+	waitName   string     // the tool name all waiting calls share; "" when they differ
 
 	// the open top-level object
-	depth      int
-	objStart   int
-	inStr      bool
-	comment    byte // '/' in a // comment, '*' in a /* */ comment, 0 outside
-	quote      byte
-	esc        bool
-	strStart   int
-	keyState   int // 0 expect first key, 1 in unquoted key, 2 expect ':', 3 committed
-	expectKey  bool
-	lastKey    string
-	name       string
-	nameRank   int
-	restarts   int
-	malformed  []ToolCall
-	lastClosed int // end offset of the last object closed in the open fence
+	depth        int
+	objStart     int
+	inStr        bool
+	quote        byte
+	esc          bool
+	strStart     int
+	comment      byte // '/' in a // comment, '*' in a /* */ comment, 0 outside
+	commentStart int  // offset of the comment's second byte, so that "/*/" stays open
+	prev         byte // last significant byte outside strings and comments
+	keyState     int  // 0 expect first key, 1 in unquoted key, 2 expect ':', 3 committed
+	expectKey    bool // the next string directly inside the object is a key
+	lastKey      string
+	name         string // tool name found so far
+	nameRank     int    // index of the alias that gave name; -1 for none
+	nameFinal    bool   // name cannot change any more, short of a conflict
+	otherName    string // a different name under the same alias: a conflict
+
+	restarts  int
+	malformed []ToolCall
 }
 
+// Scan continues over text and returns the calls completed since the last call.
 func (d *jsonDecoder) Scan(text string) []ToolCall {
 	return d.scan(text, nil)
 }
 
+// Finish scans the rest of text, closes what the end of the text closes (a fence,
+// a run of backticks) and looks for calls after objects that never closed.
 func (d *jsonDecoder) Finish(text string) []ToolCall {
 	out := d.scan(text, nil)
 	n := len(text)
@@ -72,49 +94,88 @@ func (d *jsonDecoder) Finish(text string) []ToolCall {
 		out = d.endBacktickRun(text, n, out)
 	}
 	for d.depth > 0 && d.restarts < maxRestarts {
-		// An object that never closed. Report it when it named a tool, then look for
-		// calls after its opening brace.
+		// An object that never closed. When it named a tool it is a truncated call,
+		// and everything after its brace is that call's own text: objects nested in
+		// its arguments are data, never calls.
 		if d.name != "" {
 			d.malformed = append(d.malformed, ToolCall{Name: d.name, Start: d.objStart, End: n,
 				Err: fmt.Errorf("%w: the JSON object of the call to %q never closed", ErrMalformedCall, d.name)})
+			break
 		}
+		// Otherwise it was prose (such as "{key: ..."): read the text after its brace.
 		d.restarts++
 		d.pos = d.objStart + 1
 		d.depth = 0
 		d.inStr = false
+		d.comment = 0
 		out = d.scan(text, out)
 		if d.btRun > 0 {
 			out = d.endBacktickRun(text, n, out)
 		}
 	}
-	if d.inFence && len(d.waiting) > 0 {
-		for _, c := range d.waiting {
-			c.Start, c.End = d.fenceStart, n
-			out = append(out, c)
-		}
-		d.waiting = nil
+	if d.inFence {
+		out = d.releaseWaiting(n, out)
 	}
 	return out
 }
 
-func (d *jsonDecoder) Pending() (int, string, bool) {
-	switch {
-	case len(d.waiting) > 0:
-		return d.fenceStart, d.waiting[0].Name, true
-	case d.depth > 0:
-		if d.inFence {
-			return d.fenceStart, d.name, true
+// releaseWaiting reports the calls complete inside the fence that ends at end. The
+// first call's span starts with the fence, the last one's ends with it, and each
+// call in between spans from the end of the object before it to its own end: the
+// spans cover the fence without overlapping, so text between two calls belongs to
+// the later one.
+func (d *jsonDecoder) releaseWaiting(end int, out []ToolCall) []ToolCall {
+	from := d.fenceStart
+	for k, c := range d.waiting {
+		objEnd := c.End
+		c.Start, c.End = from, objEnd
+		if k == len(d.waiting)-1 {
+			c.End = end
 		}
-		return d.objStart, d.name, true
-	case d.inFence && !d.fenceBody:
-		// an open fence with nothing in it yet may be the start of a call
-		return d.fenceStart, "", true
-	case d.btRun > 0:
+		from = objEnd
+		out = append(out, c)
+	}
+	d.waiting = nil
+	return out
+}
+
+// Pending reports the earliest region that may still become a call. The name is
+// the tool name every candidate in the region shares, "" when it is not known yet
+// or when candidates differ: a caller that holds display on "" can never show a
+// call it will own.
+func (d *jsonDecoder) Pending() (int, string, bool) {
+	if d.inFence {
+		switch {
+		case len(d.waiting) > 0:
+			name := d.waitName
+			if d.depth > 0 && d.formingName() != name {
+				name = ""
+			}
+			return d.fenceStart, name, true
+		case d.depth > 0:
+			return d.fenceStart, d.formingName(), true
+		case !d.fenceBody:
+			// an open fence with nothing in it yet may be the start of a call
+			return d.fenceStart, "", true
+		}
+	} else if d.depth > 0 {
+		return d.objStart, d.formingName(), true
+	}
+	if d.btRun > 0 {
 		return d.btStart, "", true
 	}
 	return 0, "", false
 }
 
+// formingName is the tool name of the open object once it is final, else "".
+func (d *jsonDecoder) formingName() string {
+	if d.nameFinal {
+		return d.name
+	}
+	return ""
+}
+
+// Malformed returns the malformed calls found so far.
 func (d *jsonDecoder) Malformed() []ToolCall { return d.malformed }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
@@ -123,11 +184,25 @@ func isIdentStart(c byte) bool {
 	return c == '_' || c == '$' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
 }
 
+func isIdent(c byte) bool { return isIdentStart(c) || c == '-' || (c >= '0' && c <= '9') }
+
 // isKeyByte reports bytes that may make up an unquoted first key: identifier bytes
 // and the bytes of non-ASCII characters (typographic quotes around a key).
 func isKeyByte(c byte) bool { return isIdent(c) || c >= 0x80 }
 
-func isIdent(c byte) bool { return isIdentStart(c) || c == '-' || (c >= '0' && c <= '9') }
+// plainName reports whether a tool name is made only of the bytes tool names use,
+// so that no repair of the object around it can change it.
+func plainName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !isIdent(c) && c != '.' && c != ':' && c != '/' {
+			return false
+		}
+	}
+	return true
+}
 
 func (d *jsonDecoder) scan(text string, out []ToolCall) []ToolCall {
 	n := len(text)
@@ -144,58 +219,34 @@ func (d *jsonDecoder) scan(text string, out []ToolCall) []ToolCall {
 			if d.btRun > 0 {
 				out = d.endBacktickRun(text, i, out)
 			}
-			if d.inFence {
-				if !d.fenceLine {
-					if c == '\n' {
-						d.fenceLine = true
-					}
-					// the language tag: anything but a brace keeps us on the tag line
-					if c != '{' {
-						continue
-					}
-				}
-				if !isSpace(c) && c != '{' {
-					d.fenceBody = true
-				}
-			}
-			if c == '{' {
+			if c != '{' {
 				if d.inFence {
-					d.fenceBody = true
-				}
-				d.depth = 1
-				d.objStart = i
-				d.keyState = 0
-				d.expectKey = true
-				d.lastKey = ""
-				d.name = ""
-				d.nameRank = -1
-				d.inStr = false
-				d.esc = false
-			}
-			continue
-		}
-		if d.comment != 0 {
-			if d.comment == '/' && c == '\n' {
-				d.comment = 0
-			} else if d.comment == '*' && c == '/' && text[i-1] == '*' && i-1 > d.strStart {
-				d.comment = 0
-			}
-			continue
-		}
-		if c == '/' && !d.inStr {
-			if i+1 >= n {
-				d.pos = i // decide when the next byte arrives
-				return out
-			}
-			if text[i+1] == '/' || text[i+1] == '*' {
-				d.comment = text[i+1]
-				d.strStart = i + 1 // so that "/*/" does not close the comment
-				i++
-				if d.depth == 1 && d.keyState == 0 {
-					continue
+					if !d.fenceLine {
+						d.fenceLine = c == '\n' // the language tag runs to the end of the line
+					} else if !isSpace(c) {
+						d.fenceBody = true
+					}
 				}
 				continue
 			}
+			if d.inFence {
+				d.fenceBody = true
+			}
+			d.open(i)
+			continue
+		}
+		if c == '{' && d.depth == 1 && d.keyState < 3 && (d.comment != 0 || d.inStr) {
+			// A brace in a comment or a quoted key before the first key: not an object
+			// (see Cost above). Resume after the opening brace.
+			d.depth, d.inStr, d.comment = 0, false, 0
+			i = d.objStart
+			continue
+		}
+		if d.comment != 0 {
+			if (d.comment == '/' && c == '\n') || (d.comment == '*' && c == '/' && text[i-1] == '*' && i-1 > d.commentStart) {
+				d.comment = 0
+			}
+			continue
 		}
 		if d.inStr {
 			switch {
@@ -205,14 +256,27 @@ func (d *jsonDecoder) scan(text string, out []ToolCall) []ToolCall {
 				d.esc = true
 			case c == d.quote:
 				d.inStr = false
+				d.prev = c
 				if d.depth == 1 {
 					d.stringEnd(text, i)
 				}
 			}
 			continue
 		}
+		if c == '/' {
+			if i+1 >= n {
+				d.pos = i // decide when the next byte arrives
+				return out
+			}
+			if next := text[i+1]; next == '/' || next == '*' {
+				d.comment = next
+				d.commentStart = i + 1
+				i++
+				continue
+			}
+		}
 		if d.depth == 1 && d.keyState < 3 {
-			if ok := d.firstKey(c); !ok {
+			if !d.firstKey(c) {
 				// Not an object after all (prose such as "{ this }"): resume after the brace.
 				d.depth = 0
 				i = d.objStart
@@ -222,11 +286,19 @@ func (d *jsonDecoder) scan(text string, out []ToolCall) []ToolCall {
 				continue
 			}
 		}
+		prev := d.prev
+		if !isSpace(c) {
+			d.prev = c
+		}
 		switch c {
-		case '"', '\'':
-			d.inStr = true
-			d.quote = c
-			d.strStart = i
+		case '"':
+			d.inStr, d.quote, d.strStart = true, c, i
+		case '\'':
+			// A single quote starts a string only where a value or key may start;
+			// elsewhere it is an apostrophe in a bare word ("it's").
+			if prev == '{' || prev == '[' || prev == ',' || prev == ':' {
+				d.inStr, d.quote, d.strStart = true, c, i
+			}
 		case '{', '[':
 			d.depth++
 		case '}', ']':
@@ -246,6 +318,14 @@ func (d *jsonDecoder) scan(text string, out []ToolCall) []ToolCall {
 	}
 	d.pos = n
 	return out
+}
+
+// open starts a top-level object at offset i.
+func (d *jsonDecoder) open(i int) {
+	d.depth, d.objStart, d.prev = 1, i, '{'
+	d.keyState, d.expectKey, d.lastKey = 0, true, ""
+	d.name, d.nameRank, d.nameFinal, d.otherName = "", -1, false, ""
+	d.inStr, d.esc, d.comment = false, false, 0
 }
 
 // firstKey advances the check that an opened brace starts a JSON-like object: a
@@ -300,17 +380,30 @@ func (d *jsonDecoder) stringEnd(text string, end int) {
 		d.lastKey = unquote(raw)
 		return
 	}
-	for rank, alias := range d.codec.ToolFieldAliases {
-		if rank >= d.nameRank && d.nameRank >= 0 {
-			break
+	rank := d.codec.aliasRank(d.lastKey)
+	if rank < 0 {
+		return
+	}
+	v := unquote(raw)
+	switch {
+	case d.nameRank < 0 || rank < d.nameRank:
+		if v != "" {
+			// Only the first alias can never be overridden by a field still to come.
+			d.name, d.nameRank, d.nameFinal = v, rank, rank == 0 && plainName(v)
 		}
-		if d.lastKey == alias {
-			if v := unquote(raw); v != "" {
-				d.name, d.nameRank = v, rank
-			}
-			break
+	case rank == d.nameRank && v != d.name && d.otherName == "":
+		d.otherName = v // the same field twice, naming two tools
+	}
+}
+
+// aliasRank returns the index of key among the tool-name aliases, or -1.
+func (s *JSONPromptStrategy) aliasRank(key string) int {
+	for i, a := range s.ToolFieldAliases {
+		if a == key {
+			return i
 		}
 	}
+	return -1
 }
 
 // unquote decodes a JSON string literal, or a single-quoted one, best effort.
@@ -318,17 +411,15 @@ func unquote(raw string) string {
 	if len(raw) < 2 {
 		return ""
 	}
-	if raw[0] == '"' && strings.IndexByte(raw, '\\') < 0 {
-		return raw[1 : len(raw)-1] // the common case: nothing to decode
+	inner := raw[1 : len(raw)-1]
+	if strings.IndexByte(inner, '\\') < 0 && (raw[0] == '"' || strings.IndexByte(inner, '"') < 0) {
+		return inner // the common case: nothing to decode
 	}
-	if raw[0] == '\'' {
-		inner := raw[1 : len(raw)-1]
-		inner = strings.ReplaceAll(inner, `\'`, `'`)
-		raw = `"` + strings.ReplaceAll(inner, `"`, `\"`) + `"`
-	}
+	var b strings.Builder
+	copyString(&b, raw, 0)
 	var s string
-	if json.Unmarshal([]byte(raw), &s) != nil {
-		return raw[1 : len(raw)-1]
+	if json.Unmarshal([]byte(b.String()), &s) != nil {
+		return inner
 	}
 	return s
 }
@@ -355,31 +446,41 @@ func (d *jsonDecoder) endBacktickRun(text string, i int, out []ToolCall) []ToolC
 		return out
 	}
 	d.inFence = false
-	for _, c := range d.waiting {
-		c.Start, c.End = d.fenceStart, i
-		out = append(out, c)
-	}
-	d.waiting = nil
-	return out
+	return d.releaseWaiting(i, out)
 }
 
 func (d *jsonDecoder) closeObject(text string, end int, out []ToolCall) []ToolCall {
 	call, ok := d.codec.decodeObject(text[d.objStart:end])
-	if !ok {
+	switch {
+	case !ok:
 		if d.name != "" {
 			d.malformed = append(d.malformed, ToolCall{Name: d.name, Start: d.objStart, End: end,
 				Err: fmt.Errorf("%w: the call to %q is not valid JSON, even after repair; write one JSON object with double-quoted keys and strings", ErrMalformedCall, d.name)})
 		}
 		return out
-	}
-	if call.Name == "" {
+	case call.Name == "":
 		return out
-	}
-	if d.inFence {
-		d.waiting = append(d.waiting, call)
+	case d.otherName != "" || (d.nameFinal && call.Name != d.name):
+		// Duplicate tool fields: the name a reader (or a stream) saw first is not the
+		// one a JSON decoder keeps. Refuse to guess.
+		other := d.otherName
+		if other == "" {
+			other = call.Name
+		}
+		d.malformed = append(d.malformed, ToolCall{Name: d.name, Start: d.objStart, End: end,
+			Err: fmt.Errorf("%w: the object names two tools, %q and %q; write one JSON object per call", ErrMalformedCall, d.name, other)})
 		return out
 	}
 	call.Start, call.End = d.objStart, end
+	if d.inFence {
+		if len(d.waiting) == 0 {
+			d.waitName = call.Name
+		} else if call.Name != d.waitName {
+			d.waitName = ""
+		}
+		d.waiting = append(d.waiting, call)
+		return out
+	}
 	return append(out, call)
 }
 
@@ -403,15 +504,22 @@ func (s *JSONPromptStrategy) decodeObject(src string) (ToolCall, bool) {
 }
 
 // callFromObject reads the tool name and arguments of a decoded object. The first
-// alias whose value is a non-empty string names the tool; a name of any other type is
-// not a call (Name stays empty).
+// tool-name alias present in the object is its tool-name field; the object is a call
+// when that field holds a non-empty string (a name of any other type is not a call:
+// Name stays empty). Likewise the first arguments alias present holds the
+// arguments: missing or null means {}, anything but an object (or JSON text holding
+// one) is an *ArgumentsError.
 func (s *JSONPromptStrategy) callFromObject(m map[string]any) ToolCall {
 	var call ToolCall
 	for _, alias := range s.ToolFieldAliases {
-		if v, ok := m[alias].(string); ok && v != "" {
-			call.Name = v
-			break
+		v, present := m[alias]
+		if !present {
+			continue
 		}
+		if name, ok := v.(string); ok {
+			call.Name = name
+		}
+		break
 	}
 	if call.Name == "" {
 		return call

@@ -3,9 +3,11 @@ package mcs
 // Reply is one model output as the extraction strategies see it: plain text, or a
 // decoded native message in a provider's own shape.
 type Reply struct {
-	// Message is the decoded native message; nil when the output was plain text.
+	// Message is the JSON object the output was: a native message in a provider's
+	// shape, or any other object. It is nil when the output was text.
 	Message map[string]any
-	// Text is the output when it was plain text, or the text content of Message.
+	// Text is the output when it was text, the text content of a native Message, or
+	// the JSON of any other object (which the text format then decodes).
 	Text string
 }
 
@@ -62,11 +64,13 @@ type Assembler interface {
 	// Add folds one chunk into the message and returns the text it carried.
 	Add(chunk any) (text string)
 	// Message returns the message reassembled so far, in the shape
-	// ProcessLLMResponse accepts.
+	// ProcessLLMResponse accepts. The map is the caller's.
 	Message() map[string]any
 	// Done reports whether the provider signalled the end of the message.
 	Done() bool
 	// Forming returns the names of native calls that have started, in order; a name
-	// not known yet is "".
+	// not known yet is "". A name, once known, never changes, and calls are only
+	// appended, so that a caller can skip the names it has already seen. The slice
+	// belongs to the assembler: callers must not modify it.
 	Forming() []string
 }

@@ -32,8 +32,9 @@ func DefaultExtractionStrategies(ps PromptStrategy) []ExtractionStrategy {
 	return []ExtractionStrategy{chatFormat{}, responsesFormat{}, anthropicFormat{}, geminiFormat{}, TextFormat(ps)}
 }
 
-// ResultText renders a tool result as the text the model reads: a string as is, a
-// []byte as text, anything else as compact JSON.
+// ResultText renders a tool result as the text the model reads: a string as is,
+// []byte and json.RawMessage as their text, an error value as its message, anything
+// else as compact JSON (or, when it cannot be encoded, as fmt.Sprint prints it).
 func ResultText(v any) string {
 	switch r := v.(type) {
 	case string:
@@ -42,14 +43,8 @@ func ResultText(v any) string {
 		return string(r)
 	case json.RawMessage:
 		return string(r)
-	case nil:
-		return "null"
 	case error:
 		return r.Error()
-	case fmt.Stringer:
-		if _, isMap := v.(map[string]any); !isMap {
-			return r.String()
-		}
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -172,10 +167,16 @@ func (chatFormat) MatchChunk(chunk any) bool {
 	if m["object"] == "chat.completion.chunk" {
 		return true
 	}
+	if hasKey(m, "type") || hasKey(m, "parts") {
+		return false
+	}
+	if msg, ok := m["message"].(map[string]any); ok { // Ollama's /api/chat chunk
+		m = msg
+	}
 	_, hasCalls := m["tool_calls"]
 	_, hasContent := m["content"]
 	_, hasRole := m["role"]
-	return (hasCalls || hasContent || hasRole) && !hasKey(m, "parts") && !hasKey(m, "type")
+	return hasCalls || hasContent || hasRole
 }
 
 func hasKey(v any, k string) bool {
@@ -190,6 +191,7 @@ func hasKey(v any, k string) bool {
 func (chatFormat) NewAssembler() Assembler { return &chatAssembler{} }
 
 type chatCall struct {
+	pos      int // index in chatAssembler.calls
 	id, name string
 	args     strings.Builder
 	argsObj  map[string]any // Ollama streams arguments as an object
@@ -198,6 +200,7 @@ type chatCall struct {
 type chatAssembler struct {
 	content strings.Builder
 	calls   []*chatCall
+	names   []string // names[i] is calls[i].name
 	byIndex map[int]*chatCall
 	done    bool
 }
@@ -231,31 +234,33 @@ func (a *chatAssembler) Add(chunk any) string {
 	text, _ := delta["content"].(string)
 	a.content.WriteString(text)
 	tcs, _ := delta["tool_calls"].([]any)
-	for pos, item := range tcs {
+	for _, item := range tcs {
 		tc, _ := item.(map[string]any)
-		idx := pos
+		fn, _ := tc["function"].(map[string]any)
+		name, _ := fn["name"].(string)
+		id, _ := tc["id"].(string)
+		var c *chatCall
 		if f, ok := tc["index"].(float64); ok {
-			idx = int(f)
-		} else if len(a.calls) > 0 && tc["id"] == nil {
-			idx = len(a.calls) - 1
+			// OpenAI: fragments of one call share its index.
+			c = a.byIndex[int(f)]
+			if c == nil {
+				c = a.newCall()
+				if a.byIndex == nil {
+					a.byIndex = map[int]*chatCall{}
+				}
+				a.byIndex[int(f)] = c
+			}
+		} else if name != "" || id != "" || len(a.calls) == 0 {
+			c = a.newCall() // Ollama: each call arrives whole, without an index
 		} else {
-			idx = len(a.calls)
+			c = a.calls[len(a.calls)-1] // a bare continuation of the last call
 		}
-		if a.byIndex == nil {
-			a.byIndex = map[int]*chatCall{}
-		}
-		c := a.byIndex[idx]
-		if c == nil {
-			c = &chatCall{}
-			a.byIndex[idx] = c
-			a.calls = append(a.calls, c)
-		}
-		if id, ok := tc["id"].(string); ok && id != "" && c.id == "" {
+		if id != "" && c.id == "" {
 			c.id = id
 		}
-		fn, _ := tc["function"].(map[string]any)
-		if n, ok := fn["name"].(string); ok && n != "" && c.name == "" {
-			c.name = n
+		if name != "" && c.name == "" {
+			c.name = name
+			a.names[c.pos] = name
 		}
 		switch args := fn["arguments"].(type) {
 		case string:
@@ -265,6 +270,13 @@ func (a *chatAssembler) Add(chunk any) string {
 		}
 	}
 	return text
+}
+
+func (a *chatAssembler) newCall() *chatCall {
+	c := &chatCall{pos: len(a.calls)}
+	a.calls = append(a.calls, c)
+	a.names = append(a.names, "")
+	return c
 }
 
 func (a *chatAssembler) Message() map[string]any {
@@ -291,13 +303,7 @@ func (a *chatAssembler) Message() map[string]any {
 
 func (a *chatAssembler) Done() bool { return a.done }
 
-func (a *chatAssembler) Forming() []string {
-	names := make([]string, len(a.calls))
-	for i, c := range a.calls {
-		names[i] = c.name
-	}
-	return names
-}
+func (a *chatAssembler) Forming() []string { return a.names }
 
 // ---- Responses API ----
 
@@ -343,19 +349,30 @@ func (responsesFormat) Extract(r Reply) []ToolCall {
 	return calls
 }
 
+// History returns the output items that are not function calls (messages, and
+// reasoning items, which reasoning models need back with the calls that followed
+// them), then per owned call its function_call item (with the item id the model
+// gave it) and its function_call_output.
 func (responsesFormat) History(r Reply, outcomes []CallOutcome) []map[string]any {
-	var msgs []map[string]any
+	msgs := make([]map[string]any, 0, 2*len(outcomes)+1)
+	itemIDs := map[string]string{} // call_id -> item id
 	out, _ := r.Message["output"].([]any)
 	for _, item := range out {
-		if m, ok := item.(map[string]any); ok && m["type"] == "message" {
+		m, ok := item.(map[string]any)
+		switch {
+		case !ok:
+		case m["type"] == "function_call":
+			itemIDs[str(m["call_id"])] = str(m["id"])
+		default:
 			msgs = append(msgs, m)
 		}
 	}
 	for _, o := range outcomes {
-		msgs = append(msgs,
-			map[string]any{"type": "function_call", "call_id": o.Call.ID, "name": o.Call.Name, "arguments": argumentsJSON(o.Call.Arguments)},
-			map[string]any{"type": "function_call_output", "call_id": o.Call.ID, "output": outcomeText(o)},
-		)
+		call := map[string]any{"type": "function_call", "call_id": o.Call.ID, "name": o.Call.Name, "arguments": argumentsJSON(o.Call.Arguments)}
+		if id := itemIDs[o.Call.ID]; id != "" {
+			call["id"] = id
+		}
+		msgs = append(msgs, call, map[string]any{"type": "function_call_output", "call_id": o.Call.ID, "output": outcomeText(o)})
 	}
 	return msgs
 }
@@ -372,17 +389,19 @@ func (responsesFormat) MatchChunk(chunk any) bool {
 func (responsesFormat) NewAssembler() Assembler { return &responsesAssembler{} }
 
 type respItem struct {
-	kind   string // "message" or "function_call"
+	kind   string         // "message", "function_call" or another item type
+	raw    map[string]any // the latest full item of another type (reasoning, ...)
 	id     string
 	callID string
 	name   string
+	call   int // index in responsesAssembler.names of a function_call
 	args   strings.Builder
 	text   strings.Builder
-	done   bool
 }
 
 type responsesAssembler struct {
 	items  []*respItem
+	names  []string // the names of the function_call items, in order
 	byID   map[string]*respItem
 	byIdx  map[int]*respItem
 	done   bool
@@ -408,6 +427,10 @@ func (a *responsesAssembler) add(idx int, it *respItem) {
 		a.byID, a.byIdx = map[string]*respItem{}, map[int]*respItem{}
 	}
 	a.items = append(a.items, it)
+	if it.kind == "function_call" {
+		it.call = len(a.names)
+		a.names = append(a.names, it.name)
+	}
 	if it.id != "" {
 		a.byID[it.id] = it
 	}
@@ -426,7 +449,7 @@ func (a *responsesAssembler) Add(chunk any) string {
 		if f, ok := m["output_index"].(float64); ok {
 			idx = int(f)
 		}
-		it := &respItem{kind: str(item["type"]), id: str(item["id"]), callID: str(item["call_id"]), name: str(item["name"])}
+		it := &respItem{kind: str(item["type"]), id: str(item["id"]), callID: str(item["call_id"]), name: str(item["name"]), raw: item}
 		if s := str(item["arguments"]); s != "" {
 			it.args.WriteString(s)
 		}
@@ -454,23 +477,23 @@ func (a *responsesAssembler) Add(chunk any) string {
 				it.args.Reset()
 				it.args.WriteString(s)
 			}
-			it.done = true
 		}
 	case "response.output_item.done":
 		item, _ := m["item"].(map[string]any)
-		if it := a.item(m); it != nil {
-			it.done = true
-			if it.kind == "function_call" {
-				if s, ok := item["arguments"].(string); ok && s != "" {
-					it.args.Reset()
-					it.args.WriteString(s)
-				}
-				if n := str(item["name"]); n != "" {
-					it.name = n
-				}
-				if c := str(item["call_id"]); c != "" {
-					it.callID = c
-				}
+		if it := a.item(m); it != nil && item != nil && it.kind != "function_call" {
+			it.raw = item
+		}
+		if it := a.item(m); it != nil && it.kind == "function_call" {
+			if s, ok := item["arguments"].(string); ok && s != "" {
+				it.args.Reset()
+				it.args.WriteString(s)
+			}
+			if n := str(item["name"]); n != "" && it.name == "" {
+				it.name = n
+				a.names[it.call] = n
+			}
+			if c := str(item["call_id"]); c != "" {
+				it.callID = c
 			}
 		}
 	case "response.completed", "response.incomplete", "response.failed":
@@ -489,6 +512,10 @@ func (a *responsesAssembler) Message() map[string]any {
 		case "message":
 			out = append(out, map[string]any{"type": "message", "role": "assistant", "id": it.id,
 				"content": []any{map[string]any{"type": "output_text", "text": it.text.String()}}})
+		default:
+			if it.raw != nil {
+				out = append(out, it.raw)
+			}
 		}
 	}
 	msg := map[string]any{"output": out}
@@ -500,15 +527,7 @@ func (a *responsesAssembler) Message() map[string]any {
 
 func (a *responsesAssembler) Done() bool { return a.done }
 
-func (a *responsesAssembler) Forming() []string {
-	var names []string
-	for _, it := range a.items {
-		if it.kind == "function_call" {
-			names = append(names, it.name)
-		}
-	}
-	return names
-}
+func (a *responsesAssembler) Forming() []string { return a.names }
 
 // ---- Anthropic Messages ----
 
@@ -595,15 +614,18 @@ func (anthropicFormat) MatchChunk(chunk any) bool {
 func (anthropicFormat) NewAssembler() Assembler { return &anthropicAssembler{} }
 
 type antBlock struct {
-	kind     string
-	id, name string
-	text     strings.Builder
-	json     strings.Builder
-	input    map[string]any
+	kind      string
+	id, name  string
+	start     map[string]any  // the block as it started
+	text      strings.Builder // text, or the thinking of a thinking block
+	json      strings.Builder
+	input     map[string]any
+	signature string // of a thinking block
 }
 
 type anthropicAssembler struct {
 	blocks []*antBlock
+	names  []string // the names of the tool_use blocks, in order
 	byIdx  map[int]*antBlock
 	done   bool
 	stop   string
@@ -628,7 +650,8 @@ func (a *anthropicAssembler) Add(chunk any) string {
 	switch m["type"] {
 	case "content_block_start":
 		cb, _ := m["content_block"].(map[string]any)
-		b := &antBlock{kind: str(cb["type"]), id: str(cb["id"]), name: str(cb["name"])}
+		b := &antBlock{kind: str(cb["type"]), id: str(cb["id"]), name: str(cb["name"]), start: cb, signature: str(cb["signature"])}
+		b.text.WriteString(str(cb["thinking"]))
 		if in, ok := cb["input"].(map[string]any); ok && len(in) > 0 {
 			b.input = in
 		}
@@ -643,6 +666,9 @@ func (a *anthropicAssembler) Add(chunk any) string {
 		}
 		a.byIdx[idx] = b
 		a.blocks = append(a.blocks, b)
+		if b.kind == "tool_use" {
+			a.names = append(a.names, b.name)
+		}
 		return text
 	case "content_block_delta":
 		b := a.block(m)
@@ -657,6 +683,10 @@ func (a *anthropicAssembler) Add(chunk any) string {
 			return t
 		case "input_json_delta":
 			b.json.WriteString(str(d["partial_json"]))
+		case "thinking_delta":
+			b.text.WriteString(str(d["thinking"])) // not for display
+		case "signature_delta":
+			b.signature = str(d["signature"])
 		}
 	case "message_delta":
 		if d, ok := m["delta"].(map[string]any); ok {
@@ -689,6 +719,13 @@ func (a *anthropicAssembler) Message() map[string]any {
 				input = b.input
 			}
 			content = append(content, map[string]any{"type": "tool_use", "id": b.id, "name": b.name, "input": input})
+		case "thinking":
+			// Extended thinking with tool use needs the block back, signature included.
+			content = append(content, map[string]any{"type": "thinking", "thinking": b.text.String(), "signature": b.signature})
+		default:
+			if b.start != nil { // redacted_thinking and server-side blocks, as they came
+				content = append(content, b.start)
+			}
 		}
 	}
 	msg := map[string]any{"role": "assistant", "content": content}
@@ -700,15 +737,7 @@ func (a *anthropicAssembler) Message() map[string]any {
 
 func (a *anthropicAssembler) Done() bool { return a.done }
 
-func (a *anthropicAssembler) Forming() []string {
-	var names []string
-	for _, b := range a.blocks {
-		if b.kind == "tool_use" {
-			names = append(names, b.name)
-		}
-	}
-	return names
-}
+func (a *anthropicAssembler) Forming() []string { return a.names }
 
 // ---- Gemini ----
 
@@ -751,15 +780,26 @@ func (geminiFormat) Extract(r Reply) []ToolCall {
 	return calls
 }
 
+// History returns the model turn with its parts that are not calls (text and
+// thoughts) and one functionCall part per owned call, which keeps the fields of the
+// part the model wrote (a thoughtSignature, which Gemini requires back), then the
+// user turn with one functionResponse per call.
 func (geminiFormat) History(r Reply, outcomes []CallOutcome) []map[string]any {
 	var parts []any
+	var callParts []map[string]any
 	src, _ := r.Message["parts"].([]any)
 	for _, p := range src {
-		if hasKey(p, "text") {
-			parts = append(parts, p)
+		pm, ok := p.(map[string]any)
+		switch {
+		case !ok:
+		case hasKey(pm, "functionCall"):
+			callParts = append(callParts, pm)
+		default:
+			parts = append(parts, pm)
 		}
 	}
 	responses := make([]any, 0, len(outcomes))
+	next := 0 // outcomes are an ordered subsequence of callParts
 	for _, o := range outcomes {
 		fc := map[string]any{"name": o.Call.Name, "args": nonNil(o.Call.Arguments)}
 		fr := map[string]any{"name": o.Call.Name}
@@ -767,7 +807,19 @@ func (geminiFormat) History(r Reply, outcomes []CallOutcome) []map[string]any {
 			fc["id"] = o.Call.ID
 			fr["id"] = o.Call.ID
 		}
-		parts = append(parts, map[string]any{"functionCall": fc})
+		part := map[string]any{}
+		for ; next < len(callParts); next++ {
+			orig, _ := callParts[next]["functionCall"].(map[string]any)
+			if orig["name"] == o.Call.Name && str(orig["id"]) == o.Call.ID {
+				for k, v := range callParts[next] {
+					part[k] = v
+				}
+				next++
+				break
+			}
+		}
+		part["functionCall"] = fc
+		parts = append(parts, part)
 		if o.Err != nil {
 			fr["response"] = map[string]any{"error": o.Err.Error()}
 		} else {
@@ -794,10 +846,18 @@ func (geminiFormat) MatchChunk(chunk any) bool {
 func (geminiFormat) NewAssembler() Assembler { return &geminiAssembler{} }
 
 type geminiAssembler struct {
-	parts []any
-	text  *strings.Builder // the text part being extended
+	parts []any       // *geminiText or a part as it came
+	text  *geminiText // the text part being extended
 	names []string
 	done  bool
+}
+
+// geminiText is a run of text parts merged into one: answer text, or the model's
+// thoughts (never displayed), with the last thought signature that came with it.
+type geminiText struct {
+	b         strings.Builder
+	thought   bool
+	signature string
 }
 
 func (a *geminiAssembler) Add(chunk any) string {
@@ -819,20 +879,29 @@ func (a *geminiAssembler) Add(chunk any) string {
 	parts, _ := content["parts"].([]any)
 	var out strings.Builder
 	for _, p := range parts {
-		pm, _ := p.(map[string]any)
-		if t, ok := pm["text"].(string); ok {
-			if a.text == nil {
-				a.text = &strings.Builder{}
-				a.parts = append(a.parts, a.text)
-			}
-			a.text.WriteString(t)
-			out.WriteString(t)
+		pm, ok := p.(map[string]any)
+		if !ok {
 			continue
 		}
+		if t, ok := pm["text"].(string); ok {
+			thought := pm["thought"] == true
+			if a.text == nil || a.text.thought != thought {
+				a.text = &geminiText{thought: thought}
+				a.parts = append(a.parts, a.text)
+			}
+			a.text.b.WriteString(t)
+			if sig := str(pm["thoughtSignature"]); sig != "" {
+				a.text.signature = sig
+			}
+			if !thought {
+				out.WriteString(t)
+			}
+			continue
+		}
+		a.parts = append(a.parts, pm) // a call keeps its thoughtSignature
+		a.text = nil
 		if fc, ok := pm["functionCall"].(map[string]any); ok {
-			a.parts = append(a.parts, map[string]any{"functionCall": fc})
 			a.names = append(a.names, str(fc["name"]))
-			a.text = nil
 		}
 	}
 	return out.String()
@@ -841,11 +910,19 @@ func (a *geminiAssembler) Add(chunk any) string {
 func (a *geminiAssembler) Message() map[string]any {
 	parts := make([]any, 0, len(a.parts))
 	for _, p := range a.parts {
-		if b, ok := p.(*strings.Builder); ok {
-			parts = append(parts, map[string]any{"text": b.String()})
+		t, ok := p.(*geminiText)
+		if !ok {
+			parts = append(parts, p)
 			continue
 		}
-		parts = append(parts, p)
+		part := map[string]any{"text": t.b.String()}
+		if t.thought {
+			part["thought"] = true
+		}
+		if t.signature != "" {
+			part["thoughtSignature"] = t.signature
+		}
+		parts = append(parts, part)
 	}
 	return map[string]any{"role": "model", "parts": parts}
 }

@@ -2,9 +2,13 @@ package mcs_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/mcs-go/mcs"
 )
 
@@ -22,6 +26,12 @@ func FuzzProcessLLMResponse(f *testing.F) {
 		`{"role":"model","parts":[{"functionCall":{"name":"echo","args":{}}}]}`,
 		"{\"tool\": \"echo\" // comment\n}",
 		`{{{{{{{{"tool":"echo"}`,
+		`{"tool": "web_search", "tool": "echo"}`,
+		"```json\n{\"tool\":\"web_search\"}\n{\"tool\":\"echo\"}\n```",
+		`{"name": "web_search", "tool": "echo"} it's {note: it's} 'x'`,
+		`{"tool": "web_search", "arguments": {"q": {"tool": "echo"}}`,
+		`{/*{/*{"tool":"echo"}*/!`,
+		"{\"tool\": \"echo\u201d, \"arguments\": {}}\r\n``json\n{'tool': 'add', 'arguments': {'a': 1, 'b': 2}}``",
 	} {
 		f.Add(s)
 	}
@@ -52,22 +62,86 @@ func FuzzProcessLLMResponse(f *testing.F) {
 				t.Fatalf("middleware saw unlisted tool %q", name)
 			}
 		}
-		// The same reply streamed byte by byte must not panic either.
+		// The same reply streamed byte by byte runs the same calls (plus, at the end,
+		// the malformed owned calls it releases as failures), ends with nothing held,
+		// and shows the whole reply when no call ran.
 		if utf8.ValidString(reply) {
+			want := d.ProcessLLMResponse(context.Background(), reply)
 			buf := d.NewStreamBuffer()
+			var got []mcs.CallRecord
+			var shown strings.Builder
 			for i := range len(reply) {
 				buf.Add(reply[i : i+1])
 				r := d.ProcessStream(context.Background(), buf)
-				for _, c := range r.Calls {
-					if !listed[c.Name] {
-						t.Fatalf("stream executed unlisted tool %q", c.Name)
-					}
-				}
-				buf.Text()
+				got = append(got, r.Calls...)
+				shown.WriteString(buf.Text())
 			}
 			buf.Finish()
-			d.ProcessStream(context.Background(), buf)
+			r := d.ProcessStream(context.Background(), buf)
+			got = append(got, r.Calls...)
+			shown.WriteString(buf.Text())
+			if r.CallPending {
+				t.Fatalf("a call is still pending after the end of %q", reply)
+			}
+			var executed []mcs.CallRecord
+			for _, c := range got {
+				if !listed[c.Name] {
+					t.Fatalf("stream executed unlisted tool %q", c.Name)
+				}
+				if !errors.Is(c.Err, mcs.ErrMalformedCall) {
+					executed = append(executed, c)
+				}
+			}
+			key := func(cs []mcs.CallRecord) []string {
+				var out []string
+				for _, c := range cs {
+					args, _ := json.Marshal(c.Arguments)
+					out = append(out, c.Name+" "+string(args))
+				}
+				return out
+			}
+			if diff := cmp.Diff(key(want.Calls), key(executed)); diff != "" {
+				t.Fatalf("stream and whole reply ran different calls for %q (-whole +stream):\n%s", reply, diff)
+			}
+			if len(got) == 0 && shown.String() != reply {
+				t.Fatalf("no call ran, but the display lost text: shown %q of %q", shown.String(), reply)
+			}
+		}
+	})
+}
+
+// FuzzStreamChunks feeds random provider chunks, one JSON document per line: the
+// assemblers never panic, never run a tool the driver does not list, and hold
+// nothing after the end of the stream.
+func FuzzStreamChunks(f *testing.F) {
+	evs := []event{textEv("Hi"), callEv("c1", "echo", `{"text":"x"}`), callEv("c2", "rm_rf", `{}`)}
+	for _, chunks := range [][]string{chatChunks(evs), responsesChunks(evs), anthropicChunks(evs), geminiChunks(evs)} {
+		f.Add(strings.Join(chunks, "\n"))
+	}
+	f.Add("{\"message\":{\"role\":\"assistant\",\"tool_calls\":[{\"function\":{\"name\":\"echo\",\"arguments\":{}}}]},\"done\":true}")
+	listed := map[string]bool{"add": true, "echo": true, "fail": true, "boom": true}
+	f.Fuzz(func(t *testing.T, stream string) {
+		d := mcs.NewBaseDriver(&calcDriver{})
+		buf := d.NewStreamBuffer()
+		check := func(r mcs.Response) {
+			for _, c := range r.Calls {
+				if !listed[c.Name] {
+					t.Fatalf("ran unlisted tool %q", c.Name)
+				}
+			}
+		}
+		for line := range strings.Lines(stream) {
+			buf.Add([]byte(line))
+			check(d.ProcessStream(context.Background(), buf))
 			buf.Text()
 		}
+		buf.Finish()
+		r := d.ProcessStream(context.Background(), buf)
+		check(r)
+		if r.CallPending {
+			t.Fatal("a call is still pending after the end of the stream")
+		}
+		buf.Text()
+		buf.Message()
 	})
 }

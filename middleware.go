@@ -15,6 +15,7 @@ type CallNext func(ctx context.Context, name string, args map[string]any) (any, 
 // drivers at once, so implementations must be safe for concurrent use. Middleware
 // must not mutate args in place; to rewrite, pass a new map to next.
 type ToolMiddleware interface {
+	// OnExecuteTool handles one call; next continues it.
 	OnExecuteTool(ctx context.Context, name string, args map[string]any, next CallNext) (any, error)
 }
 
@@ -31,7 +32,8 @@ var _ ToolMiddleware = ToolMiddlewareFunc(nil)
 // Chain wraps terminal in mw and returns the resulting continuation. mw[0] is
 // outermost: it sees the call first and the result last. Nil entries are skipped.
 // Chain builds the closures once; calling the result allocates nothing of its own,
-// so build a chain when the middleware list changes, not per call.
+// so build a chain when the middleware list changes, not per call. The result is
+// safe for concurrent use when terminal and every middleware are.
 func Chain(terminal CallNext, mw ...ToolMiddleware) CallNext {
 	next := terminal
 	for i := len(mw) - 1; i >= 0; i-- {

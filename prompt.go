@@ -40,20 +40,27 @@ type PromptStrategy interface {
 
 // TextDecoder finds calls in model text in one incremental pass. Each call passes the
 // whole text so far; the text of an earlier call must be a prefix of the next one.
-// A decoder serves one output and is not safe for concurrent use.
+// The total cost of decoding a text must be linear in its length, however it is
+// split, since streaming calls Scan after every chunk. A decoder serves one output
+// and is not safe for concurrent use.
 type TextDecoder interface {
 	// Scan continues over text and returns the calls that completed since the last
-	// call, in order.
+	// call, in order, each with the byte offsets of its region (Start, End).
 	Scan(text string) []ToolCall
 	// Finish scans the rest of text, which is now final, and returns the calls that
-	// completed. A call inside a code fence that never closed completes here.
+	// completed. A call inside a code fence that never closed completes here. Scan
+	// and Finish are not called after Finish.
 	Finish(text string) []ToolCall
 	// Pending reports the earliest region that may still become a call: its start
-	// offset and, once known, the tool name. ok is false when nothing is forming.
+	// offset and the tool name that every candidate in it shares, once that name
+	// can no longer change; "" while it is unknown. ok is false when nothing is
+	// forming. A stream holds display on "" and on owned names, so a decoder that
+	// reports a name too early can let an owned call's text reach the user.
 	Pending() (start int, name string, ok bool)
 	// Malformed returns the objects, so far, that named a tool but could not be
-	// decoded even after repair, or never closed (the latter only after Finish).
-	// Each has Err set. Non-streaming processing ignores them.
+	// decoded even after repair, named two tools, or never closed (the latter only
+	// after Finish), in the order found. Each has Err set. Streaming releases the
+	// owned ones as failed calls at the end; non-streaming processing ignores them.
 	Malformed() []ToolCall
 }
 
@@ -97,21 +104,30 @@ type HealingRule struct {
 }
 
 // JSONPromptStrategy is the built-in prompt codec: tools rendered as JSON, calls
-// written as JSON objects in the reply, all wording from TOML. Its fields are read
-// only; build it with DefaultPromptStrategy, LoadPromptStrategy or
-// ParsePromptStrategy. It is safe for concurrent use.
+// written as JSON objects in the reply, all wording from TOML. Build it with
+// DefaultPromptStrategy, LoadPromptStrategy or ParsePromptStrategy; its fields must
+// not change once it is in use. It is safe for concurrent use.
 type JSONPromptStrategy struct {
-	Template              string
-	NativeTemplate        string
-	CallExample           string
-	ToolFieldAliases      []string
+	// Template is the system message; {tools} and {call_example} are filled in.
+	Template string
+	// NativeTemplate is the system message for native tool calling.
+	NativeTemplate string
+	// CallExample shows the model how to write a call.
+	CallExample string
+	// ToolFieldAliases are the fields that may carry the tool name, in priority
+	// order: the first one present in an object is its tool-name field.
+	ToolFieldAliases []string
+	// ArgumentsFieldAliases are the fields that may carry the arguments, in
+	// priority order.
 	ArgumentsFieldAliases []string
-	ExecutionFailed       string
-	ResultRole            string
-	ErrorPrefix           string
-	Healing               []HealingRule
-
-	replacer *strings.Replacer
+	// ExecutionFailed is the retry prompt, with {tool_name} and {error}.
+	ExecutionFailed string
+	// ResultRole is the role of the history message that carries a result.
+	ResultRole string
+	// ErrorPrefix starts the result message of a failed call.
+	ErrorPrefix string
+	// Healing are the regular-expression repairs, applied in order.
+	Healing []HealingRule
 }
 
 var _ PromptStrategy = (*JSONPromptStrategy)(nil)
@@ -133,7 +149,6 @@ func defaultJSONPrompt() *JSONPromptStrategy {
 		if err := s.overlay("bundled prompts/default.toml", defaultPromptTOML); err != nil {
 			panic("mcs: bundled prompt is invalid: " + err.Error())
 		}
-		s.finish()
 		defaultPrompt = s
 	})
 	return defaultPrompt
@@ -195,7 +210,6 @@ func ParsePromptStrategy(name string, data []byte) (*JSONPromptStrategy, error) 
 	if err := s.overlay(name, data); err != nil {
 		return nil, err
 	}
-	s.finish()
 	return s, nil
 }
 
@@ -232,6 +246,9 @@ func (s *JSONPromptStrategy) overlay(name string, data []byte) error {
 			s.ToolFieldAliases = p.ToolFieldAliases
 		}
 		if p.ArgumentsFieldAliases != nil {
+			if len(p.ArgumentsFieldAliases) == 0 {
+				return &PromptError{File: name, Line: lineOf(data, "arguments_field_aliases", 0), Err: errors.New("arguments_field_aliases is empty; list at least one field, such as \"arguments\"")}
+			}
 			s.ArgumentsFieldAliases = p.ArgumentsFieldAliases
 		}
 	}
@@ -278,10 +295,6 @@ func lineOf(data []byte, needle string, n int) int {
 		}
 	}
 	return 0
-}
-
-func (s *JSONPromptStrategy) finish() {
-	s.replacer = strings.NewReplacer("{call_example}", s.CallExample)
 }
 
 // jsonTool is the rendering of one tool in the function description.
@@ -367,7 +380,7 @@ func (s *JSONPromptStrategy) EncodeTools(tools []Tool) (string, error) {
 func (s *JSONPromptStrategy) SystemMessage(functionDescription string) string {
 	// {call_example} first, so that a tool description containing the placeholder
 	// text is left alone.
-	t := s.replacer.Replace(s.Template)
+	t := strings.ReplaceAll(s.Template, "{call_example}", s.CallExample)
 	return strings.Replace(t, "{tools}", functionDescription, 1)
 }
 

@@ -70,6 +70,9 @@ func TestSystemMessage(t *testing.T) {
 	}
 
 	custom := mcs.NewBaseDriver(&calcDriver{}, mcs.WithToolDescription("TOOLS"), mcs.WithSystemMessage(""))
+	if fd, err := custom.FunctionDescription(ctx, ""); err != nil || fd != "TOOLS" {
+		t.Errorf("FunctionDescription with WithToolDescription = %q, %v", fd, err)
+	}
 	msg, _ = custom.SystemMessage(ctx, "")
 	if !strings.Contains(msg, "TOOLS") || strings.Contains(msg, `"add"`) {
 		t.Errorf("WithToolDescription not used: %q", msg)
@@ -184,6 +187,9 @@ func TestLoadPromptStrategyErrors(t *testing.T) {
 		{"invalid regex", "[[healing]]\nname = \"ok\"\npattern = 'a'\nreplacement = 'b'\n\n[[healing]]\nname = \"broken\"\npattern = '(unclosed'\nreplacement = ''\n", 6,
 			[]string{"bad.toml", `healing rule "broken"`, "invalid regular expression"}},
 		{"empty aliases", "[parsing]\ntool_field_aliases = []\n", 2, []string{"tool_field_aliases is empty"}},
+		{"empty arguments aliases", "[parsing]\n\narguments_field_aliases = []\n", 3, []string{"arguments_field_aliases is empty"}},
+		{"wrong type", "# a comment\n[retry_prompts]\nexecution_failed = 5\n", 3, []string{"bad.toml"}},
+		{"empty pattern", "[[healing]]\nname = \"blank\"\npattern = ''\n", 1, []string{`healing rule "blank"`, "pattern is empty"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

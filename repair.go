@@ -87,8 +87,12 @@ func skipSpaceAndComments(s string, i int) int {
 }
 
 // copyString writes the string literal starting at s[i] as a double-quoted JSON
-// string and returns the index of its closing quote (or the last byte).
+// string and returns the index of its closing quote (or the last byte). Raw control
+// characters are escaped, \' becomes a plain apostrophe, and a single quote closes a
+// single-quoted string only where a JSON token may end (before , : } ] or the end),
+// so that an apostrophe inside it ('it's') is kept.
 func copyString(b *strings.Builder, s string, i int) int {
+	const hex = "0123456789abcdef"
 	q := s[i]
 	b.WriteByte('"')
 	n := len(s)
@@ -96,15 +100,14 @@ func copyString(b *strings.Builder, s string, i int) int {
 		c := s[j]
 		switch {
 		case c == '\\' && j+1 < n:
-			next := s[j+1]
-			if q == '\'' && next == '\'' {
+			if next := s[j+1]; next == '\'' {
 				b.WriteByte('\'')
 			} else {
 				b.WriteByte('\\')
 				b.WriteByte(next)
 			}
 			j++
-		case c == q:
+		case c == q && (q == '"' || closesToken(s, j+1)):
 			b.WriteByte('"')
 			return j
 		case c == '"': // a double quote inside a single-quoted string
@@ -115,10 +118,29 @@ func copyString(b *strings.Builder, s string, i int) int {
 			b.WriteString(`\r`)
 		case c == '\t':
 			b.WriteString(`\t`)
+		case c < 0x20:
+			b.WriteString(`\u00`)
+			b.WriteByte(hex[c>>4])
+			b.WriteByte(hex[c&0xf])
 		default:
 			b.WriteByte(c)
 		}
 	}
 	b.WriteByte('"')
 	return n - 1
+}
+
+// closesToken reports whether s[i:] starts, after spaces, with a byte that may
+// follow a JSON value or key, or is empty.
+func closesToken(s string, i int) bool {
+	for ; i < len(s); i++ {
+		switch s[i] {
+		case ' ', '\t', '\n', '\r':
+		case ',', ':', '}', ']':
+			return true
+		default:
+			return false
+		}
+	}
+	return true
 }

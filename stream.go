@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -13,11 +15,12 @@ import (
 // StreamBuffer reassembles one streamed model response in its provider's own shape
 // and carries the display decisions of the drivers that look at it.
 //
-// Use one buffer per streamed response. After each Add, ask every driver
-// (ProcessStream), then call Text for what may be shown now. Call Finish when a
-// stream without an end signal of its own (plain strings) ends. A StreamBuffer is
-// safe for concurrent use, but a round (Add, the drivers, Text) is meant to run in
-// that order.
+// Use one buffer per streamed response. Each round is: Add one chunk, ask every
+// driver (ProcessStream), then call Text for what may be shown now. Call Finish when
+// the stream ends (required for plain strings, which have no end signal of their
+// own, and for a stream that broke off), ask every driver once more and call Text a
+// last time. A StreamBuffer is safe for concurrent use, but a round is meant to run
+// in that order.
 type StreamBuffer struct {
 	mu         sync.Mutex
 	strategies []ExtractionStrategy
@@ -26,14 +29,22 @@ type StreamBuffer struct {
 	isText     bool
 
 	content  appendBuffer
-	finished bool
-	held     bool   // a driver held display this round
-	display  int    // display cursor: bytes of content already returned by Text
-	consumed []span // call spans executed by some driver, hidden from display
-	states   map[any]*streamState
+	finished bool // no more chunks: the provider's end signal, or Finish
+	ended    bool // the provider signalled the end of the message
+	round    int  // incremented by Add and Finish
+	held     bool // a driver held display this round
+	display  int  // display cursor: bytes of content already returned by Text
+	histFrom int  // end of the text already reported in some Response's history
+
+	// consumed are the spans of text calls some driver ran, sorted by start. Spans
+	// before live lie wholly before the display cursor.
+	consumed []span
+	live     int
+	states   map[*BaseDriver]*streamState
 }
 
-type span struct{ start, end int }
+// span is a region of content taken by a call, and the round it was taken in.
+type span struct{ start, end, round int }
 
 // appendBuffer accumulates text and hands it out as a string without copying. It
 // doubles its capacity, so a stream of N bytes allocates less than 2N in total, and
@@ -56,15 +67,14 @@ func (a *appendBuffer) String() string {
 	return unsafe.String(unsafe.SliceData(a.buf), len(a.buf))
 }
 
-func (a *appendBuffer) Len() int { return len(a.buf) }
-
 // streamState is one driver's decoding state on a buffer.
 type streamState struct {
-	dec        TextDecoder
-	nativeDone bool // the native batch ran
-	finishDone bool // the text decoder was finished
-	malformed  int  // malformed calls already handled
-	lastName   string
+	dec        TextDecoder // nil when the driver has no text format
+	nativeDone bool        // the native batch ran
+	finishDone bool        // the text decoder was finished
+	malformed  int         // malformed calls before this index are handled
+	forming    int         // native calls before this index are known to be foreign
+	lastName   string      // one-entry cache of ownsName
 	lastOwned  bool
 }
 
@@ -79,59 +89,58 @@ func NewStreamBuffer(strategies ...ExtractionStrategy) *StreamBuffer {
 }
 
 // Add folds one provider chunk into the buffer. chunk is a string (model text, or
-// the JSON of a provider chunk once a native format is recognised), JSON bytes, or a
-// decoded map; any other value is marshalled to JSON. The wire format is recognised
-// on the first chunk. Add starts a new display round: holds of the previous round
-// end, and calls consumed in it are dropped from display. Chunks after the end of
-// the message are ignored.
+// the JSON of a provider chunk, optionally as a server-sent event with a "data:"
+// line), JSON bytes, or a decoded map; any other value is marshalled to JSON. The
+// wire format is recognised on the first chunk: an object in a known provider shape
+// selects that format, anything else makes a plain-text stream. Add starts a new
+// display round: holds of the previous round end, and calls consumed before it can
+// no longer be claimed by another driver. Chunks after the end of the message are
+// ignored.
 func (b *StreamBuffer) Add(chunk any) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.held = false
+	b.round++
 	if b.finished {
 		return
 	}
-	if s, ok := chunk.(string); ok && b.isText {
-		b.content.WriteString(s) // the common case, without conversions
+	if b.isText {
+		b.content.WriteString(textOf(chunk))
 		return
 	}
 	c := b.normalizeChunk(chunk)
 	if b.asm == nil {
-		b.recognise(c)
+		if b.recognise(c); b.isText {
+			b.content.WriteString(textOf(chunk))
+			return
+		}
 	}
-	if b.isText {
-		b.content.WriteString(textOf(chunk, c))
-		return
-	}
-	if s, ok := c.(string); ok && strings.HasPrefix(strings.TrimSpace(s), "data:") && strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(s), "data:")) == "[DONE]" {
-		b.finished = true
-		return
-	}
-	if s, ok := c.(string); ok && strings.TrimSpace(s) == "[DONE]" {
-		b.finished = true
-		return
+	if s, ok := c.(string); ok {
+		if t := strings.TrimSpace(s); t == "[DONE]" || sseData(t) == "[DONE]" {
+			b.finished, b.ended = true, true
+			return
+		}
 	}
 	b.content.WriteString(b.asm.Add(c))
 	if b.asm.Done() {
-		b.finished = true
+		b.finished, b.ended = true, true
 	}
 }
 
-// textOf returns the text of a chunk in a text stream: the original string or
-// bytes, even when they happened to hold a JSON object.
-func textOf(orig, normalized any) string {
-	switch v := orig.(type) {
+// textOf returns the text of a chunk in a text stream: the string or bytes as they
+// are, even when they happen to hold a JSON object; any other value as JSON.
+func textOf(chunk any) string {
+	switch v := chunk.(type) {
 	case string:
 		return v
 	case []byte:
 		return string(v)
 	case json.RawMessage:
 		return string(v)
+	case nil:
+		return ""
 	}
-	if s, ok := normalized.(string); ok {
-		return s
-	}
-	if raw, err := json.Marshal(normalized); err == nil {
+	if raw, err := json.Marshal(chunk); err == nil {
 		return string(raw)
 	}
 	return ""
@@ -139,38 +148,35 @@ func textOf(orig, normalized any) string {
 
 // normalizeChunk turns bytes and foreign values into a string or a map.
 func (b *StreamBuffer) normalizeChunk(chunk any) any {
+	var raw []byte
 	switch v := chunk.(type) {
+	case map[string]any:
+		return v
+	case nil:
+		return ""
 	case string:
-		if b.isText {
-			return v
-		}
 		if m, ok := decodeChunkJSON([]byte(v)); ok && (b.asm != nil || looksLikeProviderChunk(m)) {
 			return m
 		}
 		return v
-	case map[string]any:
-		return v
 	case []byte:
-		if m, ok := decodeChunkJSON(v); ok && !b.isText && (b.asm != nil || looksLikeProviderChunk(m)) {
-			return m
-		}
-		return string(v)
+		raw = v
 	case json.RawMessage:
-		if m, ok := decodeChunkJSON(v); ok && !b.isText && (b.asm != nil || looksLikeProviderChunk(m)) {
+		raw = v
+	default:
+		var err error
+		if raw, err = json.Marshal(chunk); err != nil {
+			return ""
+		}
+		if m, ok := decodeChunkJSON(raw); ok {
 			return m
 		}
-		return string(v)
-	case nil:
-		return ""
+		return string(raw)
 	}
-	raw, err := json.Marshal(chunk)
-	if err != nil {
-		return ""
-	}
-	if m, ok := decodeChunkJSON(raw); ok {
+	if m, ok := decodeChunkJSON(raw); ok && (b.asm != nil || looksLikeProviderChunk(m)) {
 		return m
 	}
-	return ""
+	return string(raw)
 }
 
 // looksLikeProviderChunk reports whether a JSON object that arrived as text is a
@@ -185,11 +191,18 @@ func looksLikeProviderChunk(m map[string]any) bool {
 	return false
 }
 
-// decodeChunkJSON decodes a JSON object, tolerating a server-sent-events "data:"
-// prefix.
+// decodeChunkJSON decodes a JSON object, tolerating a server-sent event around it
+// ("event:" and "id:" lines, and a "data:" line that carries the object).
 func decodeChunkJSON(p []byte) (map[string]any, bool) {
 	t := bytes.TrimSpace(p)
-	t = bytes.TrimSpace(bytes.TrimPrefix(t, []byte("data:")))
+	if len(t) == 0 {
+		return nil, false
+	}
+	if t[0] != '{' {
+		if d := sseData(string(t)); d != "" {
+			t = []byte(d)
+		}
+	}
 	if len(t) < 2 || t[0] != '{' || t[len(t)-1] != '}' {
 		return nil, false
 	}
@@ -198,6 +211,24 @@ func decodeChunkJSON(p []byte) (map[string]any, bool) {
 		return nil, false
 	}
 	return m, true
+}
+
+// sseData returns the payload of the "data:" lines of a server-sent event, joined
+// by newlines, or "" when s is not an event.
+func sseData(s string) string {
+	var data []string
+	for line := range strings.Lines(s) {
+		line = strings.TrimRight(line, "\r\n")
+		switch {
+		case strings.HasPrefix(line, "data:"):
+			data = append(data, strings.TrimSpace(line[len("data:"):]))
+		case line == "", strings.HasPrefix(line, "event:"), strings.HasPrefix(line, "id:"),
+			strings.HasPrefix(line, "retry:"), strings.HasPrefix(line, ":"):
+		default:
+			return ""
+		}
+	}
+	return strings.Join(data, "\n")
 }
 
 func (b *StreamBuffer) recognise(c any) {
@@ -223,12 +254,16 @@ func (b *StreamBuffer) recognise(c any) {
 	b.format, b.asm, b.isText = TextFormat(nil), &textAssembler{}, true
 }
 
-// Finish marks the end of the stream. Use it for streams without an end signal of
-// their own (plain strings) and when a stream broke off; held calls are then
-// released by the next ProcessStream.
+// Finish marks the end of the stream and starts its final round: ask every driver
+// once more, then call Text. Use it for streams without an end signal of their own
+// (plain strings) and when a stream broke off. In that final round nothing is held:
+// a malformed owned text call is released as a failed call, and native calls of a
+// stream that broke off before the provider's end signal fail without running.
 func (b *StreamBuffer) Finish() {
 	b.mu.Lock()
 	b.finished = true
+	b.held = false
+	b.round++
 	b.mu.Unlock()
 }
 
@@ -270,7 +305,7 @@ func (b *StreamBuffer) Format() string {
 
 // Text returns the text that may be displayed now and advances the display cursor
 // past it. It is empty while any driver holds the buffer this round. The text of
-// calls a driver executed is never returned.
+// calls a driver executed (or released as failed) is never returned.
 func (b *StreamBuffer) Text() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -282,66 +317,72 @@ func (b *StreamBuffer) Text() string {
 	if b.display >= end {
 		return ""
 	}
-	var out strings.Builder
+	for b.live < len(b.consumed) && b.consumed[b.live].end <= b.display {
+		b.live++
+	}
 	cur := b.display
-	for _, sp := range b.consumed {
-		if sp.end <= cur {
-			continue
-		}
+	b.display = end
+	var out []byte
+	for _, sp := range b.consumed[b.live:] {
 		if sp.start >= end {
 			break
 		}
+		if sp.end <= cur {
+			continue
+		}
 		if sp.start > cur {
-			if out.Len() == 0 && sp.start >= end {
-				break
-			}
-			out.WriteString(all[cur:sp.start])
+			out = append(out, all[cur:sp.start]...)
 		}
-		cur = max(cur, sp.end)
+		cur = sp.end
 	}
-	b.display = end
-	b.pruneConsumed()
-	if out.Len() == 0 {
-		if cur >= end {
-			return ""
-		}
-		return all[cur:end]
+	if out == nil {
+		return all[cur:end] // nothing cut out of the middle: no copy
 	}
-	if cur < end {
-		out.WriteString(all[cur:end])
-	}
-	return out.String()
+	out = append(out, all[cur:end]...)
+	return string(out)
 }
 
-// pruneConsumed drops spans that lie wholly before the display cursor.
-func (b *StreamBuffer) pruneConsumed() {
-	i := 0
-	for i < len(b.consumed) && b.consumed[i].end <= b.display {
-		i++
+// consume records that a driver took the text in [start, end).
+func (b *StreamBuffer) consume(start, end int) {
+	n := len(b.consumed)
+	i := n
+	if n > 0 && b.consumed[n-1].start > start {
+		i = sort.Search(n, func(i int) bool { return b.consumed[i].start > start })
 	}
-	if i > 0 {
-		b.consumed = append(b.consumed[:0], b.consumed[i:]...)
-	}
-}
-
-func (b *StreamBuffer) consume(s span) {
-	for _, c := range b.consumed {
-		if c == s {
+	for j := i - 1; j >= 0 && b.consumed[j].start == start; j-- {
+		if b.consumed[j].end == end {
 			return
 		}
 	}
-	b.consumed = append(b.consumed, s)
-	sort.Slice(b.consumed, func(i, j int) bool { return b.consumed[i].start < b.consumed[j].start })
+	b.consumed = slices.Insert(b.consumed, i, span{start, end, b.round})
+	if i < b.live {
+		b.live = i
+	}
 }
 
-func (b *StreamBuffer) state(key any, ps PromptStrategy) *streamState {
-	if b.states == nil {
-		b.states = map[any]*streamState{}
+// takenBefore reports whether a driver took [start, end) in an earlier round: the
+// call is gone for every other driver.
+func (b *StreamBuffer) takenBefore(start, end int) bool {
+	i := sort.Search(len(b.consumed), func(i int) bool { return b.consumed[i].start >= start })
+	for ; i < len(b.consumed) && b.consumed[i].start == start; i++ {
+		if b.consumed[i].end == end && b.consumed[i].round < b.round {
+			return true
+		}
 	}
-	st := b.states[key]
+	return false
+}
+
+func (b *StreamBuffer) state(d *BaseDriver) *streamState {
+	if b.states == nil {
+		b.states = map[*BaseDriver]*streamState{}
+	}
+	st := b.states[d]
 	if st == nil {
-		st = &streamState{dec: ps.NewDecoder()}
-		b.states[key] = st
+		st = &streamState{}
+		if d.text != nil {
+			st.dec = d.text.ps.NewDecoder()
+		}
+		b.states[d] = st
 	}
 	return st
 }
@@ -353,142 +394,185 @@ func (d *BaseDriver) NewStreamBuffer() *StreamBuffer {
 }
 
 // ProcessStream makes the driver's decision on the buffer's current state, once per
-// chunk:
+// round:
 //
 //   - Execute: a text call the driver owns is complete (its closing brace, or the
 //     closing fence around it, arrived): it runs at once through the middleware
 //     chain and the Response reports it. Native calls run as one batch when the
 //     provider signals the end of the message.
-//   - Hold: a call is forming whose tool name is not known yet or belongs to this
-//     driver: CallPending is set and Text returns nothing this round.
+//   - Hold: a call is forming whose tool name is not settled yet (a later field
+//     of the object could still name another tool) or belongs to this driver:
+//     CallPending is set and Text returns nothing this round.
 //   - Flow: plain text, or a call known to be foreign: the zero Response.
 //
-// At the end of the stream nothing stays held: a malformed owned call and a native
-// call whose arguments never completed are released as failed calls with a retry
-// prompt. The buffer may be shared by several drivers; each keeps its own decoding
-// state in it. Safe for concurrent use.
+// In the round after the end of the stream nothing stays held: a malformed owned
+// text call is released as a failed call with a retry prompt, and so is every owned
+// native call of a stream that broke off (Finish before the provider's end signal).
+//
+// The Messages of a Response have the shapes of ProcessLLMResponse. For text calls
+// the assistant message holds the text from the end of the text already reported
+// in an earlier Response of this buffer (by any driver) to the end of the last call
+// run now, so that appending every Response's Messages repeats nothing; text after
+// the last call is in no Response.
+//
+// The buffer may be shared by several drivers, each asked after every Add; each
+// keeps its own decoding state in it, so a call one driver took is still there for
+// the drivers asked after it in the same round, and gone from the next round on.
+// The driver's text format is the TextFormat among its extraction strategies; a
+// driver without one runs no text calls. In a native stream, text calls in the
+// message's text run as they complete until a native call starts; from then on the
+// message is not parsed as text. Safe for concurrent use.
 func (d *BaseDriver) ProcessStream(ctx context.Context, buf *StreamBuffer) Response {
 	if buf == nil {
 		return Response{}
 	}
-	buf.mu.Lock()
-	if buf.asm == nil {
-		buf.mu.Unlock()
-		return Response{}
+	p := d.decide(ctx, buf)
+	var resp Response
+	switch {
+	case len(p.native) > 0:
+		resp = d.run(ctx, p.nativeFormat, p.nativeReply, p.native)
+	case len(p.text) > 0:
+		resp = d.run(ctx, d.text, p.textReply, p.text)
 	}
-	st := buf.state(d, d.ps)
+	resp.CallPending = p.hold
+	return resp
+}
+
+// streamPlan is what ProcessStream decided under the buffer's lock.
+type streamPlan struct {
+	hold         bool
+	native       []ToolCall
+	nativeFormat ExtractionStrategy
+	nativeReply  Reply
+	text         []ToolCall
+	textReply    Reply
+}
+
+// decide updates the driver's decoding state on buf and plans the round. A panic in
+// a user's strategy, decoder or tool listing leaves the round empty.
+func (d *BaseDriver) decide(ctx context.Context, buf *StreamBuffer) (plan streamPlan) {
+	buf.mu.Lock()
+	defer buf.mu.Unlock()
+	defer func() {
+		if recover() != nil {
+			plan = streamPlan{}
+		}
+	}()
+	if buf.asm == nil {
+		return streamPlan{}
+	}
+	st := buf.state(d)
 	text := buf.content.String()
 	finished := buf.finished
-	var calls []ToolCall
-	var strategy ExtractionStrategy
-	var reply Reply
 	hold := false
+
+	// Native calls: held while forming, run as one batch at the end.
+	var native []ToolCall
+	var nativeFormat ExtractionStrategy
+	var nativeReply Reply
 	nativeForming := false
 	if !buf.isText {
 		forming := buf.asm.Forming()
 		nativeForming = len(forming) > 0
-		if !finished {
-			for _, name := range forming {
-				if name == "" || d.cachedOwns(ctx, st, name) {
+		switch {
+		case !finished:
+			// Names, once known, do not change: skip those already known to be foreign.
+			for ; st.forming < len(forming); st.forming++ {
+				if name := forming[st.forming]; name == "" || d.cachedOwns(ctx, st, name) {
 					hold = true
 					break
 				}
 			}
-		} else if !st.nativeDone {
+		case !st.nativeDone:
 			st.nativeDone = true
-			reply = NewReply(buf.asm.Message())
-			for _, s := range d.strategies {
-				if _, isText := s.(textFormat); isText {
+			nativeReply = NewReply(buf.asm.Message())
+			nativeFormat, native = d.nativeCalls(ctx, nativeReply)
+			if !buf.ended {
+				for i := range native {
+					native[i].Err = fmt.Errorf("%w: the stream ended before the call to %q was complete", ErrMalformedCall, native[i].Name)
+				}
+			}
+		}
+	}
+
+	// Text calls: decoded incrementally from all text so far. A message with native
+	// calls is never parsed as text.
+	var owned []ToolCall
+	if st.dec != nil {
+		var found []ToolCall
+		switch {
+		case !finished:
+			found = st.dec.Scan(text)
+		case !st.finishDone:
+			st.finishDone = true
+			found = st.dec.Finish(text)
+		}
+		if !nativeForming {
+			for _, c := range found {
+				if d.cachedOwns(ctx, st, c.Name) && !buf.takenBefore(c.Start, c.End) {
+					owned = append(owned, c)
+				}
+			}
+			// Malformed owned calls hold display until the end of the stream.
+			all := st.dec.Malformed()
+			sorted := true
+			for ; st.malformed < len(all); st.malformed++ {
+				c := all[st.malformed]
+				if !d.cachedOwns(ctx, st, c.Name) || buf.takenBefore(c.Start, c.End) {
 					continue
 				}
-				if s.Match(reply) {
-					strategy = s
-					calls = d.owned(ctx, s.Extract(reply))
+				if !finished {
+					hold = true
 					break
+				}
+				if c.Arguments == nil {
+					c.Arguments = map[string]any{}
+				}
+				if len(owned) > 0 && owned[len(owned)-1].Start > c.Start {
+					sorted = false
+				}
+				owned = append(owned, c)
+			}
+			if !sorted {
+				sort.SliceStable(owned, func(i, j int) bool { return owned[i].Start < owned[j].Start })
+			}
+			if !finished && !hold {
+				if _, name, ok := st.dec.Pending(); ok && (name == "" || d.cachedOwns(ctx, st, name)) {
+					hold = true
 				}
 			}
 		}
 	}
-	// Text calls: decoded incrementally from all text so far.
-	var textCalls []ToolCall
-	if finished {
-		if !st.finishDone {
-			st.finishDone = true
-			textCalls = st.dec.Finish(text)
+	var textReply Reply
+	if len(owned) > 0 {
+		end := 0
+		for _, c := range owned {
+			buf.consume(c.Start, c.End)
+			end = max(end, c.End)
 		}
-	} else {
-		textCalls = st.dec.Scan(text)
-	}
-	if nativeForming {
-		textCalls = nil // a message with native calls is never parsed as text
-	}
-	var ownedText []ToolCall
-	for _, c := range textCalls {
-		if d.cachedOwns(ctx, st, c.Name) {
-			ownedText = append(ownedText, c)
-			buf.consume(span{c.Start, c.End})
-		}
-	}
-	var malformed []ToolCall
-	if !nativeForming {
-		all := st.dec.Malformed()
-		for i := st.malformed; i < len(all); i++ {
-			if !d.cachedOwns(ctx, st, all[i].Name) {
-				continue
-			}
-			if !finished {
-				hold = true // released at the end of the stream
-				break
-			}
-			malformed = append(malformed, all[i])
-			buf.consume(span{all[i].Start, all[i].End})
-		}
-		if finished {
-			st.malformed = len(all)
-		}
-		if !finished && !hold {
-			if _, name, ok := st.dec.Pending(); ok && (name == "" || d.cachedOwns(ctx, st, name)) {
-				hold = true
-			}
-		}
+		end = min(end, len(text))
+		from := min(buf.histFrom, end)
+		buf.histFrom = max(buf.histFrom, end)
+		textReply = Reply{Text: text[from:end]}
 	}
 	if hold {
 		buf.held = true
 	}
-	buf.mu.Unlock()
-
-	var resp Response
-	switch {
-	case len(calls) > 0:
-		resp = d.run(ctx, strategy, reply, calls)
-		if len(ownedText) > 0 { // text calls in a native message without native calls of ours
-			extra := d.run(ctx, textFormat{ps: d.ps}, Reply{Text: text}, ownedText)
-			resp = mergeResponses(resp, extra)
-		}
-	case len(ownedText) > 0 || len(malformed) > 0:
-		all := append(ownedText, malformed...)
-		sort.SliceStable(all, func(i, j int) bool { return all[i].Start < all[j].Start })
-		end := all[len(all)-1].End
-		for i := range all {
-			if all[i].Err != nil && all[i].Arguments == nil {
-				all[i].Arguments = map[string]any{}
-			}
-		}
-		resp = d.run(ctx, textFormat{ps: d.ps}, Reply{Text: text[:min(end, len(text))]}, all)
-	}
-	resp.CallPending = hold
-	return resp
+	return streamPlan{hold: hold, native: native, nativeFormat: nativeFormat, nativeReply: nativeReply, text: owned, textReply: textReply}
 }
 
-func mergeResponses(a, b Response) Response {
-	a.CallExecuted = a.CallExecuted || b.CallExecuted
-	a.CallFailed = a.CallFailed || b.CallFailed
-	if a.RetryPrompt == "" {
-		a.RetryPrompt = b.RetryPrompt
+// nativeCalls finds the native strategy that matches reply and returns it with the
+// owned calls.
+func (d *BaseDriver) nativeCalls(ctx context.Context, reply Reply) (ExtractionStrategy, []ToolCall) {
+	for _, s := range d.strategies {
+		if _, isText := s.(textFormat); isText {
+			continue
+		}
+		if s.Match(reply) {
+			return s, d.owned(ctx, s.Extract(reply))
+		}
 	}
-	a.Messages = append(a.Messages, b.Messages...)
-	a.Calls = append(a.Calls, b.Calls...)
-	return a
+	return nil, nil
 }
 
 // cachedOwns is ownsName with a one-entry cache per stream, so that a call that

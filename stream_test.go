@@ -14,6 +14,7 @@ import (
 // streamRun feeds chunks to a buffer shared by drivers, asking each driver after
 // every chunk, and returns what the user saw and every non-empty response.
 type streamRun struct {
+	buf       *mcs.StreamBuffer
 	shown     strings.Builder
 	responses []mcs.Response
 	pending   int // rounds with CallPending
@@ -23,7 +24,7 @@ func runStream(t *testing.T, chunks []any, finish bool, drivers ...*mcs.BaseDriv
 	t.Helper()
 	ctx := context.Background()
 	buf := drivers[0].NewStreamBuffer()
-	out := &streamRun{}
+	out := &streamRun{buf: buf}
 	round := func() {
 		for _, d := range drivers {
 			r := d.ProcessStream(ctx, buf)
@@ -114,7 +115,7 @@ func TestStreamForeignCallFlows(t *testing.T) {
 }
 
 // otherDriver owns different tools than calcDriver.
-type otherDriver struct{ calcDriver }
+type otherDriver struct{}
 
 func (*otherDriver) Meta() mcs.Meta { return mcs.Meta{ID: "test/other"} }
 func (*otherDriver) ListTools(context.Context) ([]mcs.Tool, error) {
@@ -144,6 +145,8 @@ func TestStreamMalformedOwnedCallIsReleased(t *testing.T) {
 	tests := []struct{ name, reply string }{
 		{"closed but broken", `Try {"tool": "echo", "arguments": {"text": "a" "b"}} more text`},
 		{"never closed", `Try {"tool": "echo", "arguments": {"text": "a"`},
+		{"names two tools", `Try {"tool": "echo", "tool": "web_search", "arguments": {}} more text`},
+		{"arguments not an object", `Try {"tool": "echo", "arguments": ["a"]} more text`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -265,7 +268,7 @@ func TestStreamNativeFormats(t *testing.T) {
 			`{"type":"response.function_call_arguments.delta","item_id":"fc_1","output_index":1,"delta":"\"r\"}"}`,
 			`{"type":"response.completed","response":{"id":"r1"}}`,
 		}, []call{{ID: "call_9", Name: "echo", Args: map[string]any{"text": "r"}, Result: "r"}}, "One moment.",
-			`[{"content":[{"text":"One moment.","type":"output_text"}],"id":"msg_1","role":"assistant","type":"message"},{"arguments":"{\"text\":\"r\"}","call_id":"call_9","name":"echo","type":"function_call"},{"call_id":"call_9","output":"r","type":"function_call_output"}]`},
+			`[{"content":[{"text":"One moment.","type":"output_text"}],"id":"msg_1","role":"assistant","type":"message"},{"arguments":"{\"text\":\"r\"}","call_id":"call_9","id":"fc_1","name":"echo","type":"function_call"},{"call_id":"call_9","output":"r","type":"function_call_output"}]`},
 		{"anthropic: text then call", []string{
 			`{"type":"message_start","message":{"id":"msg_1","role":"assistant","content":[]}}`,
 			`{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`,

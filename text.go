@@ -9,7 +9,14 @@ import (
 // TextFormat returns the plain-text wire format over ps (nil means the default
 // prompt strategy): calls are written into the reply's text in ps's dialect. It
 // matches plain text, and native messages that carry no native call, whose text
-// content it decodes.
+// content it decodes. It is also the format a BaseDriver uses to decode text calls
+// while streaming.
+//
+// With the built-in JSON codec a call is a complete top-level JSON object whose
+// tool-name field (the first of ps's tool-name aliases present in it) holds a
+// non-empty string; the object may sit in prose or in a code fence, and is
+// repaired (fences, trailing commas, single quotes, bare keys, Python literals,
+// comments, then the codec's healing rules) when it is not strict JSON.
 func TextFormat(ps PromptStrategy) ExtractionStrategy {
 	if ps == nil {
 		ps = DefaultPromptStrategy()
@@ -46,9 +53,10 @@ func (textFormat) MatchChunk(chunk any) bool {
 
 func (textFormat) NewAssembler() Assembler { return &textAssembler{} }
 
+// textAssembler collects a plain-text stream. Text has no end signal of its own:
+// the stream ends with StreamBuffer.Finish.
 type textAssembler struct {
-	b    strings.Builder
-	done bool
+	b strings.Builder
 }
 
 func (a *textAssembler) Add(chunk any) string {
@@ -61,15 +69,18 @@ func (a *textAssembler) Message() map[string]any {
 	return map[string]any{"role": "assistant", "content": a.b.String()}
 }
 
-func (a *textAssembler) Done() bool { return a.done }
+func (a *textAssembler) Done() bool { return false }
 
 func (a *textAssembler) Forming() []string { return nil }
 
 // NewReply turns a model output into a Reply. A string is text. A map is a native
-// message; a Chat Completions envelope ({"choices":[{"message":...}]}) and a Gemini
-// envelope ({"candidates":[{"content":...}]}) are unwrapped to their first message.
-// []byte and json.RawMessage are decoded when they hold a JSON object and are text
-// otherwise. Any other value is marshalled to JSON and decoded.
+// message; a Chat Completions envelope ({"choices":[{"message":...}]}), a Gemini
+// envelope ({"candidates":[{"content":...}]}) and an Ollama envelope
+// ({"message":...}) are unwrapped to their first message. A map without any key of
+// a built-in format (a text call the caller decoded, or a format only a user's
+// strategy knows) is the Message, and its JSON is the Text. []byte and
+// json.RawMessage are decoded when they hold a JSON object and are text otherwise.
+// Any other value is marshalled to JSON and decoded.
 func NewReply(response any) Reply {
 	switch v := response.(type) {
 	case nil:
@@ -78,12 +89,13 @@ func NewReply(response any) Reply {
 		return Reply{Text: v}
 	case map[string]any:
 		if !isNativeMessage(v) {
-			// a bare object, such as a text call the caller decoded: treat it as text
+			// A bare object, such as a text call the caller decoded, or a message of a
+			// format only a user's strategy knows: its JSON is the text.
 			b, err := json.Marshal(v)
 			if err != nil {
-				return Reply{}
+				return Reply{Message: v}
 			}
-			return Reply{Text: string(b)}
+			return Reply{Message: v, Text: string(b)}
 		}
 		return replyFromMap(v)
 	case []byte:
@@ -111,7 +123,7 @@ func replyFromBytes(b []byte) Reply {
 		var m map[string]any
 		if json.Unmarshal(t, &m) == nil {
 			if !isNativeMessage(m) {
-				return Reply{Text: string(b)}
+				return Reply{Message: m, Text: string(b)}
 			}
 			return replyFromMap(m)
 		}
@@ -190,7 +202,7 @@ func messageText(m map[string]any) string {
 		var b strings.Builder
 		for _, p := range parts {
 			pm, _ := p.(map[string]any)
-			if t, ok := pm["text"].(string); ok {
+			if t, ok := pm["text"].(string); ok && pm["thought"] != true {
 				b.WriteString(t)
 			}
 		}

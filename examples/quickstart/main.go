@@ -108,7 +108,7 @@ func run(ctx context.Context, out io.Writer) error {
 	}
 	fmt.Fprintln(out, "== system message (first lines)")
 	for _, line := range strings.SplitN(sys, "\n", 5)[:4] {
-		fmt.Fprintln(out, "  "+line)
+		fmt.Fprintln(out, strings.TrimRight("  "+line, " "))
 	}
 
 	replies := []struct {
