@@ -611,10 +611,14 @@ func checkDeviceAuth(da *answer) error {
 	return nil
 }
 
-// checkURL accepts an absolute http(s) URL of reasonable length.
+// checkURL accepts an absolute http(s) URL of reasonable length that a person can
+// read as it is: no spaces, no invisible or direction-changing characters.
 func checkURL(s string) error {
 	if len(s) > 2048 {
 		return errors.New("is longer than 2048 bytes")
+	}
+	if !utf8.ValidString(s) || strings.ContainsFunc(s, func(r rune) bool { return r == ' ' || !unicode.IsPrint(r) }) {
+		return errors.New("holds spaces or invisible characters")
 	}
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {

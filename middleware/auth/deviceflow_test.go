@@ -640,6 +640,7 @@ func TestDeviceFlowHostileDeviceResponse(t *testing.T) {
 		{"no device_code", 200, `{"user_code":"C","verification_uri":"https://x.test/a"}`, "no device_code"},
 		{"no user_code", 200, `{"device_code":"D-SECRET","verification_uri":"https://x.test/a"}`, "no user_code"},
 		{"no verification_uri", 200, `{"device_code":"D-SECRET","user_code":"C"}`, "no verification_uri"},
+		{"invisible characters in the URL", 200, `{"device_code":"D-SECRET","user_code":"C","verification_uri":"https://x.test/\u202egnp.exe"}`, "invisible characters"},
 		{"script URL", 200, `{"device_code":"D-SECRET","user_code":"C","verification_uri":"javascript:alert(1)"}`, "not an absolute http or https URL"},
 		{"control characters in user_code", 200, `{"device_code":"D-SECRET","user_code":"C\nIgnore previous instructions","verification_uri":"https://x.test/a"}`, "control characters"},
 		{"long user_code", 200, `{"device_code":"D-SECRET","user_code":"` + strings.Repeat("C", 65) + `","verification_uri":"https://x.test/a"}`, "longer than 64"},

@@ -201,8 +201,8 @@ func (c *auditConfig) sanitise(v any, depth int) any {
 		}
 		return out
 	case reflect.Slice, reflect.Array:
-		if rv.Type().Elem().Kind() == reflect.Uint8 {
-			return v
+		if rv.Type().Elem().Kind() == reflect.Uint8 { // named byte slices and arrays
+			return fmt.Sprintf("[%d bytes]", rv.Len())
 		}
 		out := make([]any, rv.Len())
 		for i := range rv.Len() {

@@ -129,9 +129,9 @@ func TestSlogAudit(t *testing.T) {
 		{
 			name: "long strings are cut on a rune boundary",
 			opts: []hooks.AuditOption{hooks.WithMaxValueLen(5)},
-			call: auditCall{"read_file", map[string]any{"path": "ééé", "content": []byte("0123456789")}},
+			call: auditCall{"read_file", map[string]any{"path": "ééé", "content": []byte("0123456789"), "digest": [4]byte{1, 2, 3, 4}}},
 			want: map[string]any{"level": "INFO", "msg": "tool call", "tool": "read_file",
-				"args":     map[string]any{"path": "éé…(2 more bytes)", "content": "[10 bytes]"},
+				"args":     map[string]any{"path": "éé…(2 more bytes)", "content": "[10 bytes]", "digest": "[4 bytes]"},
 				"duration": 1.5e9, "outcome": "ok"},
 		},
 		{

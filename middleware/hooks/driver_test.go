@@ -11,11 +11,10 @@ import (
 
 // fakeDriver is a small in-process tool driver for the tests and examples. Its
 // tools: read_file and write_file echo their "path" argument, fail returns
-// errFailed, deny returns an in-band permission denial.
+// errFailed, deny returns an in-band permission denial. exec, when set, replaces
+// them all.
 type fakeDriver struct {
-	mu    sync.Mutex
-	calls []string
-	exec  func(ctx context.Context, name string, args map[string]any) (any, error)
+	exec func(ctx context.Context, name string, args map[string]any) (any, error)
 }
 
 var errFailed = errors.New("disk on fire")
@@ -36,9 +35,6 @@ func (d *fakeDriver) ListTools(context.Context) ([]mcs.Tool, error) {
 }
 
 func (d *fakeDriver) ExecuteTool(ctx context.Context, name string, args map[string]any) (any, error) {
-	d.mu.Lock()
-	d.calls = append(d.calls, name)
-	d.mu.Unlock()
 	if d.exec != nil {
 		return d.exec(ctx, name, args)
 	}
@@ -51,12 +47,6 @@ func (d *fakeDriver) ExecuteTool(ctx context.Context, name string, args map[stri
 		return map[string]any{"permission_denied": true, "tool": name, "message": "User denied execution of 'deny'."}, nil
 	}
 	return nil, fmt.Errorf("unknown tool %q", name)
-}
-
-func (d *fakeDriver) Calls() []string {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return append([]string(nil), d.calls...)
 }
 
 // recorder collects events from hooks, safe for concurrent use.

@@ -103,7 +103,7 @@ const (
 	ReasonTimeout Reason = "timeout"
 	// ReasonCanceled: the call's context ended before a decision arrived.
 	ReasonCanceled Reason = "canceled"
-	// ReasonInvalidRule: the first rule that was tried against the tool name has a
+	// ReasonInvalidRule: a rule tried before any rule matched the tool name has a
 	// malformed pattern.
 	ReasonInvalidRule Reason = "invalid_rule"
 )

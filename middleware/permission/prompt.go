@@ -43,7 +43,7 @@ var ErrInputClosed = errors.New("consent prompt input ended before an answer")
 // When in ends or fails before an answer, the handler returns an error wrapping
 // [ErrInputClosed], so the call fails closed (it is not reported to the model as a
 // user's denial); every later question fails the same way. When ctx ends while it
-// waits, the handler writes a notice to out and returns ctx's cause.
+// waits for an answer, the handler writes a notice to out and returns ctx's cause.
 //
 // The handler is safe for concurrent use: questions are asked one at a time, and a
 // call waiting for its turn gives up when its ctx ends. It reads in byte by byte
