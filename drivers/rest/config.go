@@ -21,8 +21,9 @@ const (
 	// DefaultMaxResponseBytes is the largest response body returned to the model;
 	// longer bodies are cut and marked.
 	DefaultMaxResponseBytes int64 = 1 << 20
-	// MaxSpecBytes is the largest spec document the driver reads; a larger one
-	// fails to load.
+	// MaxSpecBytes is the largest spec document the driver reads: a larger
+	// Config.Spec is refused by NewToolDriver, a larger file or download fails
+	// to load.
 	MaxSpecBytes int64 = 64 << 20
 )
 
@@ -42,7 +43,8 @@ type Config struct {
 	// operations: an absolute http or https URL whose path (such as /v1) and
 	// query are kept. It wins over every server the document names, including
 	// those declared on a path or an operation, so the document cannot send
-	// requests elsewhere. User info in BaseURL is sent as basic authentication.
+	// requests elsewhere. User info in BaseURL is sent as basic authentication
+	// and removed from results and errors.
 	BaseURL string
 	// IncludeTags keeps only the operations with one of these tags (compared
 	// case-insensitively). Empty keeps all.
@@ -67,8 +69,8 @@ type Config struct {
 	// at most 10 times (the client's own policy still applies on top), and
 	// never modifies the client given.
 	HTTPClient *http.Client
-	// Timeout bounds one tool call, response body included, and the fetch of
-	// an http(s) SpecURL; zero means DefaultTimeout.
+	// Timeout bounds one tool call, response body included, the fetch of an
+	// http(s) SpecURL and the healthcheck; zero means DefaultTimeout.
 	Timeout time.Duration
 	// MaxResponseBytes is the largest response body returned; longer bodies are
 	// cut and marked. Zero means DefaultMaxResponseBytes.

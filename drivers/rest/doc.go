@@ -66,12 +66,14 @@
 // bearer). Tokens come from [Config.Credentials], asked with the scheme's name
 // as the scope; an *auth.Challenge from the provider is returned unchanged so
 // that the auth middleware can show it. Credentials are removed from results
-// and errors, as are the password in BaseURL and the values of configured
-// headers named like secrets; the driver writes no logs.
+// and errors, as are the user info of BaseURL and of an http(s) SpecURL (sent
+// as basic authentication) and the values of configured headers named like
+// secrets; the driver writes no logs.
 //
 // A 2xx response returns its body as a string, cut at
-// [Config.MaxResponseBytes] with a marker; any other status fails with a
-// [*StatusError] ("404 Not Found: <first 500 bytes of the body>").
+// [Config.MaxResponseBytes] with a marker (a binary body is described, not
+// shown); any other status fails with a [*StatusError] ("404 Not Found: <first
+// 500 bytes of the body>").
 //
 // All types are safe for concurrent use.
 package rest

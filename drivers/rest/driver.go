@@ -3,7 +3,6 @@ package rest
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"fmt"
 	"io"
 	"math"
@@ -74,14 +73,10 @@ func NewToolDriver(cfg Config) (*ToolDriver, error) {
 		return nil, err
 	}
 	secrets := sensitiveHeaderSecrets(c.Headers)
-	if base != nil && base.User != nil {
-		// Sent as basic authentication, so a server may echo it encoded.
-		plain := base.User.Username()
-		if pw, ok := base.User.Password(); ok {
-			plain += ":" + pw
-			secrets = append(secrets, basicSecrets(base64.StdEncoding.EncodeToString([]byte(plain)), plain)...)
-		}
-	}
+	// User info in BaseURL, and in an http(s) SpecURL that relative server URLs
+	// resolve against, is sent as basic authentication.
+	secrets = append(secrets, userInfoSecrets(base)...)
+	secrets = append(secrets, userInfoSecrets(src.url)...)
 	return &ToolDriver{
 		cfg:      c,
 		src:      src,
@@ -292,10 +287,14 @@ func readResponse(resp *http.Response, call string, limit int64, red redactor) (
 		return "", &redactedError{msg: red.apply(fmt.Sprintf("%s: read the response: %v", call, err)), err: err}
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		body := string(data)
+		if len(body) > maxErrorBody {
+			body = body[:red.cut(body, maxErrorBody)]
+		}
 		return "", &StatusError{
 			StatusCode: resp.StatusCode,
 			Reason:     red.apply(reason(resp)),
-			Body:       strings.ToValidUTF8(trimPartialRune(cutUTF8(red.apply(string(data)), maxErrorBody)), "\uFFFD"),
+			Body:       strings.ToValidUTF8(trimPartialRune(cutUTF8(red.apply(body), maxErrorBody)), "\uFFFD"),
 		}
 	}
 	if len(data) == 0 {
@@ -313,10 +312,11 @@ func readResponse(resp *http.Response, call string, limit int64, red redactor) (
 		}
 		return red.apply(fmt.Sprintf("%s: binary response of %s (%s), not shown", statusLine(resp), size, ct)), nil
 	}
-	text := red.apply(string(data))
 	if !truncated {
-		return strings.ToValidUTF8(text, "\uFFFD"), nil
+		return strings.ToValidUTF8(red.apply(string(data)), "\uFFFD"), nil
 	}
+	text := string(data)
+	text = red.apply(text[:red.cut(text, int(limit))])
 	text = strings.ToValidUTF8(trimPartialRune(text[:min(int64(len(text)), limit)]), "\uFFFD")
 	return text + fmt.Sprintf("\n[response truncated: the body is longer than %d bytes; only the first %d bytes are shown]", limit, limit), nil
 }
@@ -366,27 +366,27 @@ func (d *ToolDriver) Healthcheck(ctx context.Context) mcs.HealthResult {
 			return mcs.HealthResult{Status: mcs.HealthError, Detail: err.Error()}
 		}
 		if s.base == nil {
-			return mcs.HealthResult{Status: mcs.HealthError, Detail: "the document gives no usable server URL; set Config.BaseURL"}
+			return mcs.HealthResult{Status: mcs.HealthError, Detail: fmt.Sprintf("the document gives no usable server URL: %v", s.baseErr)}
 		}
 		target = s.base
 	}
 	ctx, cancel := context.WithTimeout(ctx, d.cfg.Timeout)
 	defer cancel()
+	red := newRedactor(d.secrets)
 	shown := redactURL(target)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target.String(), nil)
 	if err != nil {
-		return mcs.HealthResult{Status: mcs.HealthError, Detail: fmt.Sprintf("GET %s: %v", shown, err)}
+		return mcs.HealthResult{Status: mcs.HealthError, Detail: red.apply(fmt.Sprintf("GET %s: %v", shown, err))}
 	}
 	client := *d.client
 	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	resp, err := client.Do(req)
 	if err != nil {
-		red := newRedactor(d.secrets)
 		return mcs.HealthResult{Status: mcs.HealthError, Detail: red.apply(fmt.Sprintf("unreachable: %v", redactClientError(err)))}
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
-	detail := fmt.Sprintf("GET %s: %s", shown, statusLine(resp))
+	detail := red.apply(fmt.Sprintf("GET %s: %s", shown, statusLine(resp)))
 	switch {
 	case resp.StatusCode < 400:
 		return mcs.HealthResult{Status: mcs.HealthOK, Detail: detail}

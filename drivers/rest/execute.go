@@ -619,12 +619,10 @@ func jsonText(v any) (string, error) {
 }
 
 // normalizeValue turns Go values a programmatic caller may pass (ints, typed
-// slices and maps) into the JSON shapes the encoders expect.
+// slices and maps, also inside lists and objects) into the JSON shapes the
+// encoders expect. Values already in those shapes are returned as they are.
 func normalizeValue(v any) any {
-	switch v.(type) {
-	case nil, string, bool, float64, json.Number, map[string]any:
-		return v
-	case []any:
+	if plainJSON(v) {
 		return v
 	}
 	data, err := json.Marshal(v)
@@ -638,6 +636,29 @@ func normalizeValue(v any) any {
 		return v
 	}
 	return out
+}
+
+// plainJSON reports whether v holds only the shapes encoding/json decodes to.
+func plainJSON(v any) bool {
+	switch x := v.(type) {
+	case nil, string, bool, float64, json.Number:
+		return true
+	case []any:
+		for _, e := range x {
+			if !plainJSON(e) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		for _, e := range x {
+			if !plainJSON(e) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // coerceJSON adapts a value written as text to the type the schema wants, as

@@ -53,6 +53,12 @@ func TestExecutePetstore(t *testing.T) {
 			want: recorded{Method: "GET", URI: "/v1/pets?limit=7&tags=x&vaccinated=false", Header: hdr()},
 		},
 		{
+			name: "Go values inside a list",
+			tool: "listPets",
+			args: map[string]any{"tags": []any{3, "x", int64(4)}},
+			want: recorded{Method: "GET", URI: "/v1/pets?tags=3&tags=x&tags=4", Header: hdr()},
+		},
+		{
 			name: "null means absent",
 			tool: "listPets",
 			args: map[string]any{"limit": nil},

@@ -13,10 +13,11 @@ import (
 )
 
 func TestHealthcheck(t *testing.T) {
+	petstore := fixture(t, "petstore.yaml")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/ok", "/openapi.yaml":
-			_, _ = w.Write(fixture(t, "petstore.yaml"))
+			_, _ = w.Write(petstore)
 		case "/moved":
 			http.Redirect(w, r, "http://127.0.0.1:1/elsewhere", http.StatusFound)
 		case "/missing":
@@ -29,7 +30,6 @@ func TestHealthcheck(t *testing.T) {
 	closed := httptest.NewServer(http.NotFoundHandler())
 	closed.Close()
 
-	petstore := fixture(t, "petstore.yaml")
 	absolute := []byte(strings.Replace(string(petstore), "url: /v1", "url: "+srv.URL+"/broken", 1))
 	tests := []struct {
 		name   string
@@ -46,7 +46,7 @@ func TestHealthcheck(t *testing.T) {
 		{"base URL 404", Config{Spec: petstore, BaseURL: srv.URL + "/missing"}, mcs.HealthWarning, "GET " + srv.URL + "/missing: 404 Not Found"},
 		{"base URL unreachable", Config{Spec: petstore, BaseURL: closed.URL}, mcs.HealthError, "unreachable: Get " + closed.URL},
 		{"server of an inline spec", Config{Spec: absolute}, mcs.HealthError, "GET " + srv.URL + "/broken: 500"},
-		{"no usable server", Config{Spec: petstore}, mcs.HealthError, "the document gives no usable server URL; set Config.BaseURL"},
+		{"no usable server", Config{Spec: petstore}, mcs.HealthError, `the document gives no usable server URL: server URL "/v1" is relative`},
 		{"spec does not load", Config{Spec: []byte("swagger: '1.2'\n")}, mcs.HealthError, "load OpenAPI document inline spec: swagger version"},
 	}
 	for _, tc := range tests {

@@ -132,7 +132,8 @@ func (d *ToolDriver) satisfy(ctx context.Context, alt []schemeUse) (credentials,
 // redactor removes credentials from text. The zero value removes nothing.
 type redactor struct {
 	r       *strings.Replacer
-	longest int // length of the longest credential searched for
+	secrets []string // the credentials searched for, longest first
+	longest int      // length of the longest credential searched for
 }
 
 func newRedactor(secrets ...[]string) redactor {
@@ -153,7 +154,7 @@ func newRedactor(secrets ...[]string) redactor {
 	for _, s := range all {
 		pairs = append(pairs, s, redacted)
 	}
-	return redactor{r: strings.NewReplacer(pairs...), longest: len(all[0])}
+	return redactor{r: strings.NewReplacer(pairs...), secrets: all, longest: len(all[0])}
 }
 
 func (r redactor) apply(s string) string {
@@ -161,6 +162,28 @@ func (r redactor) apply(s string) string {
 		return s
 	}
 	return r.r.Replace(s)
+}
+
+// cut returns the length of the prefix of s to redact when only its first n
+// bytes are shown: n, extended to the end of any credential that starts before
+// n and ends after it. Redacting exactly that prefix removes such a credential
+// whole, and leaves out what follows it: once earlier credentials shrink to the
+// marker, later bytes (a credential s holds only in part, at its end) would
+// otherwise move into the part shown. s must be longer than n.
+func (r redactor) cut(s string, n int) int {
+	end := n
+	for _, sec := range r.secrets {
+		hi := min(len(s), n+len(sec)-1)
+		for i := max(0, n-len(sec)+1); i < n; {
+			j := strings.Index(s[i:hi], sec)
+			if j < 0 {
+				break
+			}
+			end = max(end, i+j+len(sec))
+			i += j + 1
+		}
+	}
+	return end
 }
 
 // sensitiveHeaderSecrets returns the values of configured headers whose names
@@ -188,6 +211,25 @@ func basicSecrets(encoded, plain string) []string {
 	out := []string{encoded, plain}
 	if _, pw, ok := strings.Cut(plain, ":"); ok {
 		out = append(out, pw, url.QueryEscape(pw))
+	}
+	return out
+}
+
+// userInfoSecrets returns what a server may echo of the basic credentials the
+// HTTP client sends for the user info of u: the encoded pair, the plain pair
+// and the password alone or, without a password ("https://TOKEN@host", sent
+// as "TOKEN:"), the user name, which is then the credential. Nil without user
+// info.
+func userInfoSecrets(u *url.URL) []string {
+	if u == nil || u.User == nil {
+		return nil
+	}
+	user := u.User.Username()
+	pw, ok := u.User.Password()
+	plain := user + ":" + pw
+	out := basicSecrets(base64.StdEncoding.EncodeToString([]byte(plain)), plain)
+	if !ok {
+		out = append(out, user, url.QueryEscape(user))
 	}
 	return out
 }

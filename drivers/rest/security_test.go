@@ -286,6 +286,81 @@ func TestCredentialAcrossTheCut(t *testing.T) {
 	}
 }
 
+// A credential the server echoes only in part, past the cut, does not move into
+// view when the credentials before it shrink to the marker.
+func TestPartialCredentialAfterTheCut(t *testing.T) {
+	token := "tok" + strings.Repeat("0123456789", 10) // 103 bytes
+	tests := []struct {
+		name   string
+		status int
+		max    int64
+		body   string
+		want   string
+	}{
+		{
+			// 201 bytes are shown; 500+103 are read, which end inside the sixth copy.
+			name: "result", status: 200, max: int64(2*len(token) - 5), body: strings.Repeat(token, 10),
+			want: "[REDACTED][REDACTED]\n[response truncated: the body is longer than 201 bytes; only the first 201 bytes are shown]",
+		},
+		{
+			// 500 bytes are quoted; 500+103 are read, which end inside the fifth copy.
+			name: "error", status: 500, max: 1, body: strings.Repeat("x", 100) + strings.Repeat(token, 6),
+			want: "500 Internal Server Error: " + strings.Repeat("x", 100) + strings.Repeat("[REDACTED]", 4),
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			api := newAPI(t, func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(tc.status)
+				_, _ = io.WriteString(w, tc.body)
+			})
+			td := mustToolDriver(t, Config{
+				Spec: fixture(t, "security.yaml"), BaseURL: api.URL, MaxResponseBytes: tc.max,
+				Credentials: auth.NewStaticProvider(map[string]string{"bearer": token}),
+			})
+			res, err := td.ExecuteTool(context.Background(), "withBearer", nil)
+			if got := fmt.Sprint(res, err); !strings.Contains(got, tc.want) || strings.Contains(got, token[:4]) {
+				t.Errorf("output = %q, want %q and no part of the credential", got, tc.want)
+			}
+		})
+	}
+}
+
+// User info in BaseURL, and in a SpecURL that the server URLs resolve against,
+// is sent as basic authentication and never shown, also without a password.
+func TestUserInfoNeverLeaks(t *testing.T) {
+	echo := func(w http.ResponseWriter, r *http.Request) {
+		user, pw, _ := r.BasicAuth()
+		fmt.Fprintf(w, "%s|%s|%s", r.Header.Get("Authorization"), user, pw)
+	}
+	const pat = "ghp_patvalue123"
+	tests := []struct {
+		name     string
+		userinfo string
+		base     bool // in BaseURL, else in SpecURL
+		want     string
+	}{
+		{"token as user name in BaseURL", pat + "@", true, "Basic [REDACTED]|[REDACTED]|"},
+		{"password in SpecURL", "ann:pa55word@", false, "Basic [REDACTED]|ann|[REDACTED]"},
+		{"token as user name in SpecURL", pat + "@", false, "Basic [REDACTED]|[REDACTED]|"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			api := newAPI(t, echo)
+			withInfo := func(u string) string { return strings.Replace(u, "http://", "http://"+tc.userinfo, 1) }
+			cfg := Config{SpecURL: withInfo(api.serveSpec("/openapi.yaml", fixture(t, "petstore.yaml")))}
+			if tc.base {
+				cfg.SpecURL = api.serveSpec("/openapi.yaml", fixture(t, "petstore.yaml"))
+				cfg.BaseURL = withInfo(api.URL)
+			}
+			res, err := mustToolDriver(t, cfg).ExecuteTool(context.Background(), "get_store_inventory", nil)
+			if err != nil || res != tc.want {
+				t.Errorf("result = %q, %v; want %q", res, err, tc.want)
+			}
+		})
+	}
+}
+
 // The password of basic credentials is removed even when the server echoes it
 // decoded, and when the provider gives the credentials already encoded.
 func TestBasicPasswordNotEchoed(t *testing.T) {

@@ -45,6 +45,8 @@ type spec struct {
 	tools []mcs.Tool
 	ops   map[string]*operation
 	base  *url.URL // the document's base URL; nil when it has none
+	// baseErr says why the document has no base URL.
+	baseErr error
 }
 
 // operation is everything needed to execute one tool.
@@ -96,7 +98,7 @@ type builder struct {
 func (b *builder) build(ol outline) *spec {
 	s := &spec{ops: map[string]*operation{}}
 	docBase, docErr := b.docBase()
-	s.base = docBase
+	s.base, s.baseErr = docBase, docErr
 
 	// Paths in document order, then any the outline missed, sorted.
 	order := ol.paths
@@ -203,14 +205,10 @@ func (b *builder) server(srv *openapi3.Server) (*url.URL, error) {
 		return nil, fmt.Errorf("server URL %q is not a valid URL; set Config.BaseURL", srv.URL)
 	}
 	if !u.IsAbs() {
-		ref := b.specURL
-		if ref == nil {
-			ref = b.base
-		}
-		if ref == nil {
+		if b.specURL == nil {
 			return nil, fmt.Errorf("server URL %q is relative and the spec was not loaded from an http(s) URL; set Config.BaseURL", srv.URL)
 		}
-		u = ref.ResolveReference(u)
+		u = b.specURL.ResolveReference(u)
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("server URL %q is not an http(s) URL; set Config.BaseURL", srv.URL)
