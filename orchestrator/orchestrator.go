@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
-	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -57,7 +56,8 @@ var (
 // cancelled context is never kept. A driver whose ListTools fails is left out of the
 // listing, logged (see SetLogger), and reported by Healthcheck as ERROR naming its
 // label; the others keep working. The exposed listing holds the first tool of each
-// name and only tools that pass the name rule and [mcs.Tool.Validate].
+// name, the one a call reaches, when it passes the name rule and [mcs.Tool.Validate];
+// when it does not, the name is not exposed at all.
 //
 // An Orchestrator is safe for concurrent use. The driver set is copy-on-write:
 // AddDriver and RemoveDriver may run while calls run, and a call in flight finishes
@@ -120,10 +120,10 @@ type stamp struct {
 type listing struct {
 	stamp   *stamp
 	tools   []mcs.Tool
-	index   map[string]struct{}
-	failed  []*ListError // drivers left out
-	dropped []error      // tools left out, with the reason
-	err     error        // the listing failed as a whole
+	index   map[string]bool // every name seen; true when exposed
+	failed  []*ListError    // drivers left out
+	dropped []error         // tools left out, with the reason
+	err     error           // the listing failed as a whole
 }
 
 // New returns an orchestrator with no drivers that exposes tools through strategy;
@@ -382,7 +382,7 @@ func (o *Orchestrator) current(ctx context.Context) (*listing, error) {
 func (o *Orchestrator) listTools(ctx context.Context, entries []Entry) (tools []mcs.Tool, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			tools, err = nil, fmt.Errorf("the strategy panicked: %v\n%s", v, debug.Stack())
+			tools, err = nil, recovered("the strategy", v)
 		}
 	}()
 	return o.strategy.ListTools(ctx, entries)
@@ -393,7 +393,7 @@ func (o *Orchestrator) listTools(ctx context.Context, entries []Entry) (tools []
 func (o *Orchestrator) listEvery(ctx context.Context, entries []Entry) (tools []mcs.Tool, exact bool, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			tools, exact, err = nil, false, fmt.Errorf("the strategy panicked: %v\n%s", v, debug.Stack())
+			tools, exact, err = nil, false, recovered("the strategy", v)
 		}
 	}()
 	if el, ok := o.strategy.(everyLister); ok {
@@ -404,7 +404,8 @@ func (o *Orchestrator) listEvery(ctx context.Context, entries []Entry) (tools []
 }
 
 // finish turns a strategy's listing into the exposed listing: the first tool of each
-// name, valid tools only.
+// name when it is valid. A later tool of the same name is never exposed in place of
+// an invalid first one, since calls by that name reach the first one.
 func (o *Orchestrator) finish(s *stamp, tools []mcs.Tool, err error) *listing {
 	l := &listing{stamp: s}
 	if err != nil {
@@ -416,16 +417,17 @@ func (o *Orchestrator) finish(s *stamp, tools []mcs.Tool, err error) *listing {
 		l.failed = failed
 	}
 	l.tools = make([]mcs.Tool, 0, len(tools))
-	l.index = make(map[string]struct{}, len(tools))
+	l.index = make(map[string]bool, len(tools))
 	for _, t := range tools {
 		if _, dup := l.index[t.Name]; dup {
 			continue
 		}
 		if err := checkTool(t); err != nil {
+			l.index[t.Name] = false
 			l.dropped = append(l.dropped, err)
 			continue
 		}
-		l.index[t.Name] = struct{}{}
+		l.index[t.Name] = true
 		l.tools = append(l.tools, t)
 	}
 	return l
@@ -435,15 +437,25 @@ func (o *Orchestrator) finish(s *stamp, tools []mcs.Tool, err error) *listing {
 func (o *Orchestrator) report(l *listing) {
 	log := o.logger()
 	if l.err != nil {
-		log.Error("orchestrator: the tool listing failed", "error", l.err)
+		log.Error("orchestrator: the tool listing failed", errAttrs(l.err)...)
 		return
 	}
 	for _, f := range l.failed {
-		log.Warn("orchestrator: driver left out of the tool listing", "label", f.Label, "error", f.Err)
+		log.Warn("orchestrator: driver left out of the tool listing", append([]any{"label", f.Label}, errAttrs(f.Err)...)...)
 	}
 	for _, err := range l.dropped {
 		log.Warn("orchestrator: tool left out of the tool listing", "error", err)
 	}
+}
+
+// errAttrs returns the log attributes of err: the error, and the stack of a
+// recovered panic in it.
+func errAttrs(err error) []any {
+	attrs := []any{"error", err}
+	if pe, ok := errors.AsType[*panicError](err); ok {
+		attrs = append(attrs, "stack", string(pe.stack))
+	}
+	return attrs
 }
 
 // ProcessLLMResponse runs the calls in response whose names the orchestrator lists,
@@ -534,8 +546,7 @@ func (e *engine) HasTool(ctx context.Context, name string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	_, ok := l.index[name]
-	return ok, nil
+	return l.index[name], nil
 }
 
 // ExecuteTool routes the call through the strategy over the call's driver set.
@@ -616,7 +627,7 @@ func reaches(d mcs.ToolDriver, target *Orchestrator, seen map[*Orchestrator]bool
 		d = w.ToolDriver()
 		od, ok = d.(*Orchestrator)
 	}
-	if !ok {
+	if !ok || od == nil {
 		return false
 	}
 	if od == target {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -298,6 +299,38 @@ func TestFailingDriverIsLeftOutLoggedAndReported(t *testing.T) {
 	if h := o.Healthcheck(context.Background()); h.Status != mcs.HealthOK {
 		t.Errorf("Healthcheck after recovery = %+v", h)
 	}
+}
+
+func TestPanicInListToolsKeepsTheStackOutOfMessages(t *testing.T) {
+	p := &panicOnList{fake: newFake("p", "t")}
+	o := build(t, nil, "ok", newFake("ok", "u"), "p", p)
+	var logs bytes.Buffer
+	o.SetLogger(slog.New(slog.NewTextHandler(&logs, nil)))
+	p.panics.Store(true)
+	o.Refresh()
+	want := mcs.HealthResult{Status: mcs.HealthError, Detail: "p: cannot list its tools: ListTools panicked: parser bug"}
+	if diff := cmp.Diff(want, o.Healthcheck(context.Background())); diff != "" {
+		t.Errorf("Healthcheck (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(logs.String(), "label=p") || !strings.Contains(logs.String(), "stack=") {
+		t.Errorf("the log lacks the label or the stack: %q", logs.String())
+	}
+	if diff := cmp.Diff([]string{"ok:u"}, results(process(t, o, "ok__u"))); diff != "" {
+		t.Errorf("the other driver (-want +got):\n%s", diff)
+	}
+}
+
+// panicOnList is a fake whose ListTools panics once panics is set.
+type panicOnList struct {
+	*fake
+	panics atomic.Bool
+}
+
+func (p *panicOnList) ListTools(ctx context.Context) ([]mcs.Tool, error) {
+	if p.panics.Load() {
+		panic("parser bug")
+	}
+	return p.fake.ListTools(ctx)
 }
 
 func TestRefreshRelists(t *testing.T) {
@@ -606,6 +639,27 @@ func (g *gated) ListTools(ctx context.Context) ([]mcs.Tool, error) {
 		}
 	}
 	return g.fake.ListTools(ctx)
+}
+
+func TestInvalidFirstToolIsNotReplacedByALaterOne(t *testing.T) {
+	// Under Flat a call by a shared name reaches the first driver; when that
+	// driver's tool becomes invalid, the second driver's tool must not be exposed in
+	// its place, or the model would see one tool and run another.
+	a, b := newFake("a", "search", "other"), newFake("b", "search")
+	o := build(t, orchestrator.Flat(), "a", a, "b", b)
+	a.mu.Lock()
+	a.tools[0].Description = ""
+	a.mu.Unlock()
+	o.Refresh()
+	if diff := cmp.Diff([]string{"other"}, toolNames(t, o)); diff != "" {
+		t.Errorf("tools (-want +got):\n%s", diff)
+	}
+	if resp := process(t, o, "search"); !cmp.Equal(resp, mcs.Response{}) {
+		t.Errorf("the shadowed name was owned: %+v", resp)
+	}
+	if h := o.Healthcheck(context.Background()); h.Status != mcs.HealthWarning || !strings.Contains(h.Detail, `"search"`) {
+		t.Errorf("Healthcheck = %+v", h)
+	}
 }
 
 func TestNestedChangeThatBreaksTheNameRuleIsLeftOut(t *testing.T) {

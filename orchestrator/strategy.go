@@ -264,10 +264,27 @@ func listEach(ctx context.Context, drivers []Entry, size int) (tools []mcs.Tool,
 func safeList(ctx context.Context, d mcs.ToolDriver) (tools []mcs.Tool, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			tools, err = nil, fmt.Errorf("ListTools panicked: %v\n%s", v, debug.Stack())
+			tools, err = nil, recovered("ListTools", v)
 		}
 	}()
 	return d.ListTools(ctx)
+}
+
+// panicError is a recovered panic of a driver's ListTools or of a strategy. Its
+// message names only the panic value: the stack, which holds source paths, goes to
+// the orchestrator's log, not into errors that reach callers and health reports.
+type panicError struct {
+	what  string
+	value any
+	stack []byte
+}
+
+func (e *panicError) Error() string { return fmt.Sprintf("%s panicked: %v", e.what, e.value) }
+
+// recovered returns the error of a panic with value v in what; call it from the
+// deferred function that recovered, so that the stack shows the panic.
+func recovered(what string, v any) error {
+	return &panicError{what: what, value: v, stack: debug.Stack()}
 }
 
 // Pipeline returns the Strategy that applies layers in order over [Flat]: layers[0]
@@ -281,8 +298,8 @@ func safeList(ctx context.Context, d mcs.ToolDriver) (tools []mcs.Tool, err erro
 // concurrent use when its layers are.
 func Pipeline(layers ...Layer) Strategy {
 	p := &pipeline{}
-	var top, check Strategy = Flat(), nil
-	check = top
+	top := Flat()
+	check := top
 	for _, l := range layers {
 		if l == nil {
 			continue

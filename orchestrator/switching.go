@@ -18,8 +18,10 @@ import (
 // Names shared by several drivers are no conflict under Switching, since only one
 // driver is exposed at a time; registration checks still apply the name rule to
 // every driver's tools. Create it with [ToolSwitching]. A Switching is safe for
-// concurrent use; SetActive may run while calls run (a call finishes against the
-// target it started with). It belongs to one pipeline.
+// concurrent use and SetActive may run while calls run, but the target is not
+// pinned per call: a call already under way keeps its driver set and goes to the
+// target active when it reaches the layer (a name the new target lacks fails with
+// [ErrUnknownTool]). Switch between conversation turns. It belongs to one pipeline.
 type Switching struct {
 	active  atomic.Pointer[string]
 	version atomic.Uint64

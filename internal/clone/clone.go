@@ -11,28 +11,49 @@ import (
 // exhaust the stack; deeper values are shared, not copied.
 const MaxDepth = 100
 
+// MaxNodes bounds the number of maps, slices and arrays one copy makes, so that a
+// value that contains itself more than once (m["a"] = m; m["b"] = m) cannot make
+// the copy exponential; once it is spent, the remaining values are shared.
+const MaxNodes = 1 << 16
+
 // Args returns a deep copy of args: maps, slices and arrays are copied at
 // every level (up to MaxDepth), everything else (strings, numbers, pointers,
 // structs) is shared. nil stays nil.
 func Args(args map[string]any) map[string]any {
-	return cloneMap(args, 0)
+	c := copier{left: MaxNodes}
+	return c.cloneMap(args, 0)
 }
 
 // Value returns a deep copy of v in the sense of Args.
-func Value(v any) any { return clone(v, 0) }
+func Value(v any) any {
+	c := copier{left: MaxNodes}
+	return c.clone(v, 0)
+}
 
-func cloneMap(m map[string]any, depth int) map[string]any {
-	if m == nil {
-		return nil
+// copier carries the node budget of one copy.
+type copier struct{ left int }
+
+// spend takes one node from the budget; false means share instead of copying.
+func (c *copier) spend() bool {
+	if c.left <= 0 {
+		return false
+	}
+	c.left--
+	return true
+}
+
+func (c *copier) cloneMap(m map[string]any, depth int) map[string]any {
+	if m == nil || !c.spend() {
+		return m
 	}
 	out := make(map[string]any, len(m))
 	for k, v := range m {
-		out[k] = clone(v, depth+1)
+		out[k] = c.clone(v, depth+1)
 	}
 	return out
 }
 
-func clone(v any, depth int) any {
+func (c *copier) clone(v any, depth int) any {
 	if depth > MaxDepth {
 		return v
 	}
@@ -40,14 +61,14 @@ func clone(v any, depth int) any {
 	case nil, string, bool, float64, float32, int, int64, int32, uint, uint64, uint32, json.Number:
 		return v
 	case map[string]any:
-		return cloneMap(x, depth)
+		return c.cloneMap(x, depth)
 	case []any:
-		if x == nil {
+		if x == nil || !c.spend() {
 			return x
 		}
 		out := make([]any, len(x))
 		for i, e := range x {
-			out[i] = clone(e, depth+1)
+			out[i] = c.clone(e, depth+1)
 		}
 		return out
 	case []byte:
@@ -64,12 +85,12 @@ func clone(v any, depth int) any {
 	rv := reflect.ValueOf(v)
 	switch rv.Kind() {
 	case reflect.Map, reflect.Slice, reflect.Array:
-		return cloneReflect(rv, depth).Interface()
+		return c.cloneReflect(rv, depth).Interface()
 	}
 	return v
 }
 
-func cloneReflect(v reflect.Value, depth int) reflect.Value {
+func (c *copier) cloneReflect(v reflect.Value, depth int) reflect.Value {
 	if depth > MaxDepth {
 		return v
 	}
@@ -78,41 +99,50 @@ func cloneReflect(v reflect.Value, depth int) reflect.Value {
 		if v.IsNil() {
 			return v
 		}
-		return cloneReflect(v.Elem(), depth)
+		return c.cloneReflect(v.Elem(), depth)
 	case reflect.Map:
-		if v.IsNil() {
+		if v.IsNil() || !c.spend() {
 			return v
 		}
 		out := reflect.MakeMapWithSize(v.Type(), v.Len())
 		for it := v.MapRange(); it.Next(); {
-			out.SetMapIndex(it.Key(), cloneReflect(it.Value(), depth+1))
+			out.SetMapIndex(it.Key(), c.cloneReflect(it.Value(), depth+1))
 		}
 		return out
 	case reflect.Slice:
-		if v.IsNil() {
+		if v.IsNil() || !c.spend() {
 			return v
 		}
 		out := reflect.MakeSlice(v.Type(), v.Len(), v.Len())
-		copyElems(out, v, depth)
+		c.copyElems(out, v, depth)
 		return out
 	case reflect.Array:
+		if !c.spend() {
+			return v
+		}
 		out := reflect.New(v.Type()).Elem()
-		copyElems(out, v, depth)
+		c.copyElems(out, v, depth)
 		return out
 	}
 	return v
 }
 
 // copyElems copies the elements of src into dst, which has the same type and length.
-func copyElems(dst, src reflect.Value, depth int) {
+func (c *copier) copyElems(dst, src reflect.Value, depth int) {
 	switch src.Type().Elem().Kind() {
 	case reflect.Map, reflect.Slice, reflect.Array, reflect.Interface:
 		for i := range src.Len() {
-			if e := cloneReflect(src.Index(i), depth+1); e.IsValid() {
+			if e := c.cloneReflect(src.Index(i), depth+1); e.IsValid() {
 				dst.Index(i).Set(e)
 			}
 		}
 	default:
+		if src.Kind() == reflect.Array {
+			// An array is a value: Set copies it. reflect.Copy would misread an
+			// array stored directly in an interface (one pointer-shaped element).
+			dst.Set(src)
+			return
+		}
 		reflect.Copy(dst, src)
 	}
 }

@@ -2,6 +2,7 @@ package clone
 
 import (
 	"encoding/json"
+	"reflect"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -36,6 +37,13 @@ func TestClone(t *testing.T) {
 	if got := Value([]*point{p}).([]*point); got[0] != p {
 		t.Error("pointers must be shared, not copied")
 	}
+	// An array of one pointer is stored directly in an interface.
+	if got := Value([1]*point{p}).([1]*point); got[0] != p {
+		t.Errorf("array of one pointer: got %p, want %p", got[0], p)
+	}
+	if got := Args(map[string]any{"a": [1]*point{p}})["a"].([1]*point); got[0] != p {
+		t.Errorf("nested array of one pointer: got %p, want %p", got[0], p)
+	}
 	if Args(nil) != nil {
 		t.Error("Args(nil) != nil")
 	}
@@ -63,4 +71,37 @@ func TestCloneOfACycleTerminates(t *testing.T) {
 	l := loop{}
 	l["x"] = l
 	_ = Value(l)
+}
+
+// TestSelfReferenceTwiceIsBounded: a map that holds itself under two keys would
+// take 2^MaxDepth copies without the node budget.
+func TestSelfReferenceTwiceIsBounded(t *testing.T) {
+	m := map[string]any{}
+	m["a"] = m
+	m["b"] = m
+	out := Args(m)
+	if out == nil || out["a"] == nil {
+		t.Fatal("the copy lost the entries")
+	}
+	// Count the distinct maps the copy made: at most the budget.
+	seen := map[uintptr]bool{}
+	var walk func(v any, depth int)
+	walk = func(v any, depth int) {
+		x, ok := v.(map[string]any)
+		if !ok || depth > MaxDepth+1 {
+			return
+		}
+		p := reflect.ValueOf(x).Pointer()
+		if seen[p] {
+			return
+		}
+		seen[p] = true
+		for _, e := range x {
+			walk(e, depth+1)
+		}
+	}
+	walk(out, 0)
+	if len(seen) > MaxNodes+1 {
+		t.Errorf("the copy made %d maps, budget %d", len(seen), MaxNodes)
+	}
 }
