@@ -27,11 +27,12 @@ type InstructionProvider interface {
 // PanicError is the error of a call during which a tool or a middleware panicked.
 // The panic is recovered; it never crashes the host.
 type PanicError struct {
-	Tool  string
-	Value any
-	Stack []byte
+	Tool  string // the tool name the call was made with
+	Value any    // the value passed to panic
+	Stack []byte // the stack of the panicking goroutine, for logs; not in Error
 }
 
+// Error returns a message that names the tool and the panic value.
 func (e *PanicError) Error() string {
 	return fmt.Sprintf("tool %q panicked: %v", e.Tool, e.Value)
 }
@@ -238,9 +239,11 @@ func (b *BaseDriver) withInstructions(ctx context.Context, msg string) string {
 }
 
 // NativeToolContext returns, when the WithNativeTools predicate accepts model, the
-// codec's native system message (plus instructions) and every tool as an OpenAI
-// function-tool object {"type":"function","function":{name, description,
-// parameters}}. Otherwise it returns the full text system message and nil Tools.
+// codec's native system message (plus instructions), or the text set with
+// WithSystemMessage, and every tool as an OpenAI function-tool object
+// {"type":"function","function":{name, description, parameters}}. Otherwise it
+// returns the full text system message (see SystemMessage) and nil Tools. An error
+// of the tool driver's ListTools or an invalid tool is returned wrapped.
 func (b *BaseDriver) NativeToolContext(ctx context.Context, model string) (NativeToolContext, error) {
 	if b.opts.NativeTools == nil || !b.opts.NativeTools(model) {
 		msg, err := b.SystemMessage(ctx, model)
@@ -280,7 +283,7 @@ func (b *BaseDriver) NativeToolContext(ctx context.Context, model string) (Nativ
 // CallRecord with a retry prompt; nothing escapes to the caller. When ctx is done,
 // no further call starts and the remaining ones fail with ctx's error.
 func (b *BaseDriver) ProcessLLMResponse(ctx context.Context, response any) (resp Response) {
-	reply := NewReply(response)
+	var reply Reply
 	var strategy ExtractionStrategy
 	var calls []ToolCall
 	func() {
@@ -289,6 +292,7 @@ func (b *BaseDriver) ProcessLLMResponse(ctx context.Context, response any) (resp
 				strategy, calls = nil, nil
 			}
 		}()
+		reply = NewReply(response) // may marshal a caller's value
 		for _, s := range b.strategies {
 			if s.Match(reply) {
 				strategy = s

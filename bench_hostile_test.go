@@ -3,6 +3,8 @@ package mcs_test
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -46,7 +48,9 @@ func hostileTexts(n int) map[string]string {
 func BenchmarkStreamHostile(b *testing.B) {
 	ctx := context.Background()
 	for _, n := range []int{64 << 10, 256 << 10} {
-		for name, text := range hostileTexts(n) {
+		texts := hostileTexts(n)
+		for _, name := range slices.Sorted(maps.Keys(texts)) {
+			text := texts[name]
 			chunks := textChunksString(text, 16)
 			b.Run(fmt.Sprintf("%s/N=%dKiB", name, n>>10), func(b *testing.B) {
 				d := mcs.NewBaseDriver(&calcDriver{})
@@ -72,7 +76,9 @@ func BenchmarkStreamHostile(b *testing.B) {
 func BenchmarkProcessHostile(b *testing.B) {
 	ctx := context.Background()
 	for _, n := range []int{64 << 10, 256 << 10} {
-		for name, text := range hostileTexts(n) {
+		texts := hostileTexts(n)
+		for _, name := range slices.Sorted(maps.Keys(texts)) {
+			text := texts[name]
 			b.Run(fmt.Sprintf("%s/N=%dKiB", name, n>>10), func(b *testing.B) {
 				d := mcs.NewBaseDriver(&calcDriver{})
 				b.SetBytes(int64(len(text)))

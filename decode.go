@@ -13,11 +13,13 @@ var ErrMalformedCall = errors.New("malformed tool call")
 
 // ArgumentsError reports that a call's arguments were not a JSON object.
 type ArgumentsError struct {
-	Tool  string
-	Field string
+	Tool  string // the tool the call named
+	Field string // the field that held the arguments, such as "arguments" or "input"
 	Got   string // the JSON type found, such as "string" or "array"
 }
 
+// Error returns a message for the model: which field of which call must be an
+// object, and what it was instead.
 func (e *ArgumentsError) Error() string {
 	article := "a "
 	switch e.Got {

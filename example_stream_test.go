@@ -16,8 +16,7 @@ func ExampleBaseDriver_ProcessStream() {
 	chunks := []string{"Let me look", " that up. {\"to", "ol\": \"get_weather\", ", "\"arguments\": {\"city\": \"Rome\"}}", " Back soon."}
 
 	buf := d.NewStreamBuffer()
-	for _, chunk := range chunks {
-		buf.Add(chunk)
+	round := func() {
 		r := d.ProcessStream(ctx, buf)
 		if r.CallExecuted {
 			fmt.Printf("[tool result: %v]\n", r.Calls[0].Result)
@@ -26,8 +25,12 @@ func ExampleBaseDriver_ProcessStream() {
 			fmt.Printf("show %q\n", text)
 		}
 	}
-	buf.Finish()
-	d.ProcessStream(ctx, buf)
+	for _, chunk := range chunks {
+		buf.Add(chunk)
+		round()
+	}
+	buf.Finish() // plain text has no end signal of its own
+	round()
 	// Output:
 	// show "Let me look"
 	//   exec get_weather Rome

@@ -329,8 +329,14 @@ type panickyAssembler struct{ *actionsAssembler }
 
 func (panickyAssembler) Forming() []string { panic("forming bug") }
 
-// TestUserPanicsAreContained: a panic in a tool driver's listing or in a user's
-// format is contained: processing reports nothing, and the buffer keeps working.
+// panickyMessage is a provider SDK value whose JSON encoding panics.
+type panickyMessage struct{}
+
+func (panickyMessage) MarshalJSON() ([]byte, error) { panic("marshal bug") }
+
+// TestUserPanicsAreContained: a panic in a tool driver's listing, in the JSON
+// encoding of a caller's value or in a user's format is contained: processing
+// reports nothing, and the buffer keeps working.
 func TestUserPanicsAreContained(t *testing.T) {
 	ctx := context.Background()
 	d := mcs.NewBaseDriver(&panickyLister{})
@@ -340,6 +346,10 @@ func TestUserPanicsAreContained(t *testing.T) {
 	shown, got := streamTextReply(d, []string{`a {"tool":"echo"}`, ` b`})
 	if got != nil || shown != `a {"tool":"echo"} b` {
 		t.Errorf("stream: calls %+v, shown %q", got, shown)
+	}
+
+	if r := mcs.NewBaseDriver(&calcDriver{}).ProcessLLMResponse(ctx, panickyMessage{}); r.Calls != nil || r.CallFailed {
+		t.Errorf("ProcessLLMResponse of a value that cannot be marshalled: %+v", r)
 	}
 
 	f := mcs.NewBaseDriver(&calcDriver{}, mcs.WithExtractionStrategies(panickyFormat{}, mcs.TextFormat(nil)))

@@ -57,10 +57,16 @@ func WithNativeTools(supports func(model string) bool) Option {
 }
 
 // WithExtractionStrategies replaces the default chain of wire formats with s, asked
-// in the given order. The default chain is ChatCompletionsFormat, ResponsesFormat,
-// AnthropicFormat, GeminiFormat and TextFormat over the driver's prompt strategy.
+// in the given order. Nil entries are ignored. The default chain is
+// ChatCompletionsFormat, ResponsesFormat, AnthropicFormat, GeminiFormat and
+// TextFormat over the driver's prompt strategy.
 func WithExtractionStrategies(s ...ExtractionStrategy) Option {
 	return func(o *Options) {
-		o.ExtractionStrategies = append([]ExtractionStrategy{}, s...)
+		o.ExtractionStrategies = []ExtractionStrategy{}
+		for _, e := range s {
+			if e != nil {
+				o.ExtractionStrategies = append(o.ExtractionStrategies, e)
+			}
+		}
 	}
 }

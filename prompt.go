@@ -163,6 +163,7 @@ type PromptError struct {
 	Err  error
 }
 
+// Error returns "prompt file <file>[, line <n>][, healing rule <name>]: <problem>".
 func (e *PromptError) Error() string {
 	var b strings.Builder
 	b.WriteString("prompt file ")
@@ -178,6 +179,7 @@ func (e *PromptError) Error() string {
 	return b.String()
 }
 
+// Unwrap returns the underlying error.
 func (e *PromptError) Unwrap() error { return e.Err }
 
 // LoadPromptStrategy returns the bundled codec overlaid by the TOML file at path: keys
@@ -189,7 +191,12 @@ func LoadPromptStrategy(path string) (PromptStrategy, error) {
 	if err != nil {
 		return nil, &PromptError{File: path, Err: fmt.Errorf("cannot read it: %w", err)}
 	}
-	return ParsePromptStrategy(path, data)
+	ps, err := ParsePromptStrategy(path, data)
+	if err != nil {
+		// a nil interface, not an interface holding a nil *JSONPromptStrategy
+		return nil, err
+	}
+	return ps, nil
 }
 
 // ParsePromptStrategy is LoadPromptStrategy for a document already in memory; name

@@ -194,7 +194,10 @@ func TestLoadPromptStrategyErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := writeFile(t, "bad.toml", tt.content)
-			_, err := mcs.LoadPromptStrategy(p)
+			ps, err := mcs.LoadPromptStrategy(p)
+			if ps != nil {
+				t.Errorf("LoadPromptStrategy returned a non-nil strategy %#v with its error", ps)
+			}
 			var pe *mcs.PromptError
 			if !errors.As(err, &pe) {
 				t.Fatalf("error %v is not a *PromptError", err)

@@ -28,6 +28,9 @@ type StreamBuffer struct {
 	asm        Assembler
 	isText     bool
 
+	// undecided holds the data-less chunks that came before the format was known.
+	undecided strings.Builder
+
 	content  appendBuffer
 	finished bool // no more chunks: the provider's end signal, or Finish
 	ended    bool // the provider signalled the end of the message
@@ -47,7 +50,7 @@ type StreamBuffer struct {
 type span struct{ start, end, round int }
 
 // appendBuffer accumulates text and hands it out as a string without copying. It
-// doubles its capacity, so a stream of N bytes allocates less than 2N in total, and
+// doubles its capacity, so a stream of N bytes allocates less than 4N in total, and
 // never changes bytes already written, so strings handed out stay valid.
 type appendBuffer struct{ buf []byte }
 
@@ -80,8 +83,11 @@ type streamState struct {
 
 // NewStreamBuffer returns a buffer that recognises the format of the first chunk
 // among strategies; with none, among all built-in formats (with the default prompt
-// strategy for text).
+// strategy for text). Nil entries are ignored.
 func NewStreamBuffer(strategies ...ExtractionStrategy) *StreamBuffer {
+	if slices.Contains(strategies, nil) {
+		strategies = slices.DeleteFunc(slices.Clone(strategies), func(s ExtractionStrategy) bool { return s == nil })
+	}
 	if len(strategies) == 0 {
 		strategies = DefaultExtractionStrategies(nil)
 	}
@@ -91,11 +97,14 @@ func NewStreamBuffer(strategies ...ExtractionStrategy) *StreamBuffer {
 // Add folds one provider chunk into the buffer. chunk is a string (model text, or
 // the JSON of a provider chunk, optionally as a server-sent event with a "data:"
 // line), JSON bytes, or a decoded map; any other value is marshalled to JSON. The
-// wire format is recognised on the first chunk: an object in a known provider shape
-// selects that format, anything else makes a plain-text stream. Add starts a new
-// display round: holds of the previous round end, and calls consumed before it can
-// no longer be claimed by another driver. Chunks after the end of the message are
-// ignored.
+// wire format is recognised on the first chunk that carries data: an object in a
+// known provider shape selects that format, anything else makes a plain-text
+// stream. Chunks before it that carry no data (nil, white space, a server-sent
+// event line without data such as "event: message_start" or a ": keep-alive"
+// comment) wait: they are the start of the text if the stream turns out to be
+// text, and are dropped otherwise. Add starts a new display round: holds of the
+// previous round end, and calls consumed before it can no longer be claimed by
+// another driver. Chunks after the end of the message are ignored.
 func (b *StreamBuffer) Add(chunk any) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -108,10 +117,21 @@ func (b *StreamBuffer) Add(chunk any) {
 		b.content.WriteString(textOf(chunk))
 		return
 	}
+	if b.asm == nil {
+		if s, ok := dataless(chunk); ok {
+			b.undecided.WriteString(s)
+			return
+		}
+	}
 	c := b.normalizeChunk(chunk)
 	if b.asm == nil {
-		if b.recognise(c); b.isText {
+		b.recognise(c)
+		if b.isText {
+			b.content.WriteString(b.undecided.String())
 			b.content.WriteString(textOf(chunk))
+		}
+		b.undecided.Reset()
+		if b.isText {
 			return
 		}
 	}
@@ -144,6 +164,30 @@ func textOf(chunk any) string {
 		return string(raw)
 	}
 	return ""
+}
+
+// dataless returns the text of a chunk that cannot tell the wire format: nil, a
+// string or bytes that are blank or a server-sent event without a "data:" line.
+func dataless(chunk any) (string, bool) {
+	var s string
+	switch v := chunk.(type) {
+	case nil:
+		return "", true
+	case string:
+		s = v
+	case []byte:
+		s = string(v)
+	case json.RawMessage:
+		s = string(v)
+	default:
+		return "", false
+	}
+	for line := range strings.Lines(s) {
+		if !sseMeta(strings.TrimRight(line, "\r\n")) {
+			return "", false
+		}
+	}
+	return s, true
 }
 
 // normalizeChunk turns bytes and foreign values into a string or a map.
@@ -222,13 +266,19 @@ func sseData(s string) string {
 		switch {
 		case strings.HasPrefix(line, "data:"):
 			data = append(data, strings.TrimSpace(line[len("data:"):]))
-		case line == "", strings.HasPrefix(line, "event:"), strings.HasPrefix(line, "id:"),
-			strings.HasPrefix(line, "retry:"), strings.HasPrefix(line, ":"):
+		case sseMeta(line):
 		default:
 			return ""
 		}
 	}
 	return strings.Join(data, "\n")
+}
+
+// sseMeta reports whether line, without its line break, is a line of a server-sent
+// event that carries no data: blank, a comment, or an event, id or retry field.
+func sseMeta(line string) bool {
+	return strings.TrimSpace(line) == "" || strings.HasPrefix(line, "event:") || strings.HasPrefix(line, "id:") ||
+		strings.HasPrefix(line, "retry:") || strings.HasPrefix(line, ":")
 }
 
 func (b *StreamBuffer) recognise(c any) {
@@ -261,6 +311,14 @@ func (b *StreamBuffer) recognise(c any) {
 // stream that broke off before the provider's end signal fail without running.
 func (b *StreamBuffer) Finish() {
 	b.mu.Lock()
+	if b.asm == nil && b.undecided.Len() > 0 {
+		// only data-less chunks came: they were the text of a plain-text stream
+		b.recognise("")
+		if b.isText {
+			b.content.WriteString(b.undecided.String())
+		}
+		b.undecided.Reset()
+	}
 	b.finished = true
 	b.held = false
 	b.round++

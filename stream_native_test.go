@@ -229,6 +229,67 @@ func TestStreamServerSentEvents(t *testing.T) {
 	}
 }
 
+// TestStreamDatalessFirstChunks: chunks that carry no data (nothing, white space,
+// server-sent event lines without data, as a client reading the stream line by line
+// passes them) do not decide the wire format, and in a text stream they are not lost.
+func TestStreamDatalessFirstChunks(t *testing.T) {
+	tests := []struct {
+		name   string
+		chunks []any
+		format string
+		shown  string
+		want   []call
+	}{
+		{"anthropic read line by line", []any{
+			": keep-alive", "event: message_start", `data: {"type":"message_start","message":{"role":"assistant","content":[]}}`, "",
+			"event: content_block_start", `data: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`, "",
+			"event: content_block_delta", `data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi"}}`, "",
+			"event: content_block_start", `data: {"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"t1","name":"echo","input":{}}}`, "",
+			"event: content_block_delta", `data: {"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"text\":\"sse\"}"}}`, "",
+			"event: message_stop", `data: {"type":"message_stop"}`, "",
+		}, "anthropic-messages", "Hi", []call{{ID: "t1", Name: "echo", Args: map[string]any{"text": "sse"}, Result: "sse"}}},
+		{"openai after an empty chunk", []any{nil, "", []byte("\n"),
+			map[string]any{"choices": []any{map[string]any{"index": 0.0, "delta": map[string]any{"content": "ok"}, "finish_reason": "stop"}}},
+		}, "openai-chat", "ok", nil},
+		{"text that starts blank", []any{"", "\n", "Hello ", `{"tool":"echo","arguments":{"text":"b"}}`, " bye"},
+			"text", "\nHello  bye", []call{{Name: "echo", Args: map[string]any{"text": "b"}, Result: "b"}}},
+		{"text that starts like an event field", []any{": ", "id: 7", " is yours"}, "text", ": id: 7 is yours", nil},
+		{"text made only of a data-less chunk", []any{":)"}, "text", ":)", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			run := runStream(t, tt.chunks, true, mcs.NewBaseDriver(&calcDriver{}))
+			if got := run.buf.Format(); got != tt.format {
+				t.Errorf("format %q, want %q", got, tt.format)
+			}
+			if got := run.shown.String(); got != tt.shown {
+				t.Errorf("shown %q, want %q", got, tt.shown)
+			}
+			if diff := cmp.Diff(tt.want, run.calls()); diff != "" {
+				t.Errorf("calls (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestNilStrategiesAreIgnored: nil entries among the strategies of a driver or a
+// buffer are skipped rather than crashing the stream.
+func TestNilStrategiesAreIgnored(t *testing.T) {
+	d := mcs.NewBaseDriver(&calcDriver{}, mcs.WithExtractionStrategies(nil, mcs.ChatCompletionsFormat(), nil, mcs.TextFormat(nil)))
+	if n := len(d.Options().ExtractionStrategies); n != 2 {
+		t.Errorf("driver has %d strategies, want 2", n)
+	}
+	shown, got := streamTextReply(d, []string{`a {"tool":"echo","arguments":{"text":"n"}}`, " b"})
+	if diff := cmp.Diff([]call{{Name: "echo", Args: map[string]any{"text": "n"}, Result: "n"}}, got); diff != "" || shown != "a  b" {
+		t.Errorf("shown %q, calls (-want +got):\n%s", shown, diff)
+	}
+	buf := mcs.NewStreamBuffer(nil)
+	buf.Add(map[string]any{"choices": []any{map[string]any{"index": 0.0, "delta": map[string]any{"content": "x"}}}})
+	if buf.Format() != "openai-chat" || buf.Text() != "x" {
+		t.Errorf("NewStreamBuffer(nil): format %q", buf.Format())
+	}
+}
+
 // TestStreamBrokenNativeStream: a stream that ends without the provider's end
 // signal runs none of its native calls; each owned one fails with a retry prompt,
 // including a call whose arguments never arrived.

@@ -79,8 +79,9 @@ func (a *textAssembler) Forming() []string { return nil }
 // ({"message":...}) are unwrapped to their first message. A map without any key of
 // a built-in format (a text call the caller decoded, or a format only a user's
 // strategy knows) is the Message, and its JSON is the Text. []byte and
-// json.RawMessage are decoded when they hold a JSON object and are text otherwise.
-// Any other value is marshalled to JSON and decoded.
+// json.RawMessage are decoded when they hold a JSON object or a JSON string and are
+// text otherwise. A Reply or *Reply is used as is. Any other value is marshalled to
+// JSON and decoded.
 func NewReply(response any) Reply {
 	switch v := response.(type) {
 	case nil:
