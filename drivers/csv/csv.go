@@ -3,14 +3,16 @@
 // The model can list the CSV files, describe one (columns, inferred types, row
 // count, a sample), read its first rows, filter rows on a column and summarise a
 // numeric column. Files separated by commas, semicolons or tabs are recognised
-// from their header line; a UTF-8 byte order mark is skipped and a file that is
-// not valid UTF-8 is read as Latin-1. Ragged rows, quoted fields with line breaks
-// and CRLF line ends are read as they are.
+// from their header line; a UTF-8 byte order mark is skipped and a file whose
+// first 64 KiB are not valid UTF-8 is read as Latin-1. Ragged rows, quoted fields
+// with line breaks and CRLF line ends are read as they are.
 //
 // Files are streamed: memory stays bounded (a few megabytes) whatever the file
 // size, and summarize_numeric_column reads well over 50 MB/s (see
 // BenchmarkSummarize). A row larger than 1 MiB, which is what an unclosed quote
-// produces, fails the call instead of filling memory.
+// produces, and a header of more than 10,000 columns fail the call instead of
+// filling memory; read_csv_head and filter_csv_rows stop adding rows to their
+// result once it holds 1 MiB of cells, and say so.
 //
 // Every path goes through an [os.Root] opened on [Config.Root]; a path that would
 // leave it (".." above the root, an absolute path outside it, a symbolic link that

@@ -276,11 +276,13 @@ func TestUnreadableFiles(t *testing.T) {
 	dir := confinetest.Tree(t, map[string]string{
 		"utf16.csv": "\xff\xfea\x00,\x00b\x00\n\x00",
 		"huge.csv":  "a,b\n1,\"" + strings.Repeat("x", 2<<20) + "\n",
+		"wide.csv":  strings.Repeat("c,", 10_000) + "c\n1\n",
 	})
 	td := newTD(t, csv.Config{Root: dir})
 	tests := []struct{ path, want string }{
 		{"utf16.csv", "describe_csv: utf16.csv: the file is UTF-16 encoded; only UTF-8 (with or without BOM) and Latin-1 files can be read; convert it to UTF-8"},
 		{"huge.csv", "describe_csv: huge.csv: line 2: a row is larger than 1 MiB (an unclosed quote?); the file cannot be read safely"},
+		{"wide.csv", "describe_csv: wide.csv: the header has 10001 columns, more than the 10000 that can be read"},
 	}
 	for _, tc := range tests {
 		_, err := drivertest.Call(t, td, "describe_csv", map[string]any{"path": tc.path})
@@ -331,6 +333,37 @@ func TestReadHead(t *testing.T) {
 	td8 := newTD(t, csv.Config{Root: dir})
 	if got := drivertest.MustCall(t, td8, "read_csv_head", map[string]any{"path": "sq.csv", "limit": 8.0}); got["returned"] != 8.0 || got["truncated"] != false {
 		t.Errorf("reading exactly all rows: returned %v, truncated %v", got["returned"], got["truncated"])
+	}
+}
+
+// TestLongRows reads a file of rows of 300 KiB: the rows returned stop once they
+// hold 1 MiB, whatever the limit, and the result says so.
+func TestLongRows(t *testing.T) {
+	long := strings.Repeat("x", 300<<10)
+	var b strings.Builder
+	b.WriteString("k,text\n")
+	for range 10 {
+		b.WriteString("a," + long + "\n")
+	}
+	dir := confinetest.Tree(t, map[string]string{"long.csv": b.String()})
+	td := newTD(t, csv.Config{Root: dir})
+	tests := []struct {
+		tool   string
+		args   map[string]any
+		notice string
+	}{
+		{"read_csv_head", map[string]any{"path": "long.csv", "limit": 0.0}, "only 4 rows are returned: they hold over 1 MiB"},
+		{"filter_csv_rows", map[string]any{"path": "long.csv", "column": "k", "value": "a", "limit": 0.0}, "only 4 matching rows are returned: they hold over 1 MiB"},
+	}
+	for _, tc := range tests {
+		got := drivertest.MustCall(t, td, tc.tool, tc.args)
+		if got["returned"] != 4.0 || got["truncated"] != true || got["notice"] != tc.notice {
+			t.Errorf("%s: returned %v, truncated %v, notice %q; want 4, true, %q", tc.tool, got["returned"], got["truncated"], got["notice"], tc.notice)
+		}
+	}
+	got := drivertest.MustCall(t, td, "filter_csv_rows", map[string]any{"path": "long.csv", "column": "k", "value": "a"})
+	if got["total_matches"] != 10.0 {
+		t.Errorf("total_matches = %v, want 10", got["total_matches"])
 	}
 }
 
@@ -485,6 +518,27 @@ func TestEscapeSuite(t *testing.T) {
 	}
 	if strings.Contains(string(b), "secret") || strings.Contains(string(b), env.Base) {
 		t.Errorf("list_csv_files shows a file outside the root: %s", b)
+	}
+}
+
+func TestNoAbsolutePathsInResults(t *testing.T) {
+	env := confinetest.New(t)
+	// A link through a missing directory: resolving it fails as "not found".
+	confinetest.Symlink(t, env.Root, "ghost.csv", filepath.FromSlash("missing/../data.csv"))
+	td := newTD(t, csv.Config{Root: env.Root})
+	abs := filepath.ToSlash(env.Root)
+	for _, p := range []string{abs + "/data.csv", abs + "/sub/../data.csv", abs + "/missing.csv", abs + "/ghost.csv", abs + "/sub"} {
+		for _, c := range pathCalls(p) {
+			res, err := td.ExecuteTool(context.Background(), c.Tool, c.Args)
+			b, _ := json.Marshal(res)
+			if msg := fmt.Sprint(err) + string(b); strings.Contains(msg, env.Base) {
+				t.Errorf("%s(%q) shows an absolute host path: %s", c.Tool, p, msg)
+			}
+		}
+	}
+	got := drivertest.MustCall(t, td, "read_csv_head", map[string]any{"path": abs + "/data.csv"})
+	if got["path"] != "data.csv" || got["returned"] != 2.0 {
+		t.Errorf("read_csv_head through an absolute path inside the root: %v", got)
 	}
 }
 

@@ -22,6 +22,11 @@ const (
 	maxRecordBytes = 1 << 20
 )
 
+// maxColumns is the most columns a header may have: the tools keep a few hundred
+// bytes per column, and a one-line file of a million empty fields would otherwise
+// cost hundreds of megabytes.
+const maxColumns = 10_000
+
 // Encodings reported by describe_csv.
 const (
 	encUTF8    = "utf-8"
@@ -45,7 +50,7 @@ type table struct {
 
 // newTable detects the encoding and the delimiter of r, and reads the header.
 // tabFirst prefers tab on a tie (for .tsv files). The error explains a file that
-// cannot be read (UTF-16, a row too large, a syntax error).
+// cannot be read (UTF-16, a row too large, too many columns, a syntax error).
 func newTable(r io.Reader, tabFirst bool) (*table, error) {
 	g := &guardReader{r: r, limit: maxRecordBytes + 2*bufSize}
 	br := bufio.NewReaderSize(g, bufSize)
@@ -80,6 +85,9 @@ func newTable(r io.Reader, tabFirst bool) (*table, error) {
 		return t, nil
 	case err != nil:
 		return nil, err
+	}
+	if len(header) > maxColumns {
+		return nil, fmt.Errorf("the header has %d columns, more than the %d that can be read", len(header), maxColumns)
 	}
 	t.header = slices.Clone(header)
 	return t, nil

@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/mcs-go/mcs"
+	"github.com/mcs-go/mcs/internal/confine"
 	"github.com/mcs-go/mcs/internal/tooltable"
 )
 
@@ -24,6 +25,21 @@ const (
 
 // ctxEvery is how many records are read between two checks of the context.
 const ctxEvery = 4096
+
+// maxResultBytes bounds the cells that read_csv_head and filter_csv_rows return:
+// no row is added once those returned hold that many bytes, so that long rows
+// cannot make an enormous result whatever the row limit.
+const maxResultBytes = 1 << 20
+
+// cellBytes is the size of rec counted against maxResultBytes: its text and a
+// separator per cell.
+func cellBytes(rec []string) int {
+	n := len(rec)
+	for _, c := range rec {
+		n += len(c)
+	}
+	return n
+}
 
 type toolDef struct {
 	tool mcs.Tool
@@ -124,18 +140,21 @@ type source struct {
 // directory or a path below a file, the failed call for any other error.
 func (d *ToolDriver) open(args map[string]any) (s *source, res any, err error) {
 	p := tooltable.String(args, "path", "")
+	shown, err := d.root.Clean(p)
+	if err != nil {
+		return nil, nil, err
+	}
 	rel, err := d.root.Resolve(p)
 	if err != nil {
-		res, err = outcome(p, err)
+		res, err = outcome(shown, err)
 		return nil, res, err
 	}
-	shown, _ := d.root.Clean(p)
 	f, _, err := d.root.OpenRegular(rel)
 	if err != nil {
 		res, err = outcome(shown, err)
 		return nil, res, err
 	}
-	t, err := newTable(f, strings.EqualFold(path.Ext(rel), ".tsv"))
+	t, err := newTable(fileReader{f: f, root: d.root}, strings.EqualFold(path.Ext(rel), ".tsv"))
 	if err != nil {
 		f.Close()
 		return nil, nil, fmt.Errorf("%s: %w", shown, err)
@@ -152,6 +171,18 @@ func (d *ToolDriver) open(args map[string]any) (s *source, res any, err error) {
 }
 
 func (s *source) Close() error { return s.f.Close() }
+
+// fileReader reads f; its errors show the path relative to the root, not the
+// host path that f carries.
+type fileReader struct {
+	f    *os.File
+	root *confine.Root
+}
+
+func (r fileReader) Read(p []byte) (int, error) {
+	n, err := r.f.Read(p)
+	return n, r.root.HidePath(err)
+}
 
 func cell(rec []string, i int) string {
 	if i < len(rec) {
@@ -219,7 +250,7 @@ func (d *ToolDriver) listFiles(ctx context.Context, _ map[string]any) (any, erro
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("list files: %w", err)
+		return nil, fmt.Errorf("list files: %w", d.root.HidePath(err))
 	}
 	slices.SortFunc(files, func(a, b map[string]any) int { return strings.Compare(a["path"].(string), b["path"].(string)) })
 	res := map[string]any{"files": files, "count": len(files), "truncated": notice != ""}
@@ -288,20 +319,29 @@ func (d *ToolDriver) readHead(ctx context.Context, args map[string]any) (any, er
 	defer s.Close()
 	rows := [][]string{}
 	more := false
+	size := 0
 	err = s.each(ctx, func(rec []string) bool {
-		if len(rows) == limit {
+		if len(rows) == limit || size >= maxResultBytes {
 			more = true
 			return false
 		}
 		rows = append(rows, slices.Clone(rec))
+		size += cellBytes(rec)
 		return true
 	})
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]any{"path": s.path, "columns": headerOf(s), "rows": rows, "returned": len(rows), "truncated": more}
+	var notes []string
 	if capped {
-		out["notice"] = fmt.Sprintf("the limit was lowered to the maximum of %d rows", limit)
+		notes = append(notes, fmt.Sprintf("the limit was lowered to the maximum of %d rows", limit))
+	}
+	if more && size >= maxResultBytes {
+		notes = append(notes, fmt.Sprintf("only %d rows are returned: they hold over %d MiB", len(rows), maxResultBytes>>20))
+	}
+	if len(notes) > 0 {
+		out["notice"] = strings.Join(notes, "; ")
 	}
 	return out, nil
 }
@@ -358,7 +398,7 @@ func (d *ToolDriver) filterRows(ctx context.Context, args map[string]any) (any, 
 	defer s.Close()
 	match, _ := matcher(op, value, s.decimalComma())
 	rows := [][]string{}
-	total, scanned, skipped := 0, 0, 0
+	total, scanned, skipped, size := 0, 0, 0, 0
 	err = s.each(ctx, func(rec []string) bool {
 		scanned++
 		c := cell(rec, s.col)
@@ -370,8 +410,9 @@ func (d *ToolDriver) filterRows(ctx context.Context, args map[string]any) (any, 
 			return true
 		}
 		total++
-		if len(rows) < limit {
+		if len(rows) < limit && size < maxResultBytes {
 			rows = append(rows, slices.Clone(rec))
+			size += cellBytes(rec)
 		}
 		return true
 	})
@@ -397,6 +438,9 @@ func (d *ToolDriver) filterRows(ctx context.Context, args map[string]any) (any, 
 	}
 	if capped {
 		notes = append(notes, fmt.Sprintf("the limit was lowered to the maximum of %d rows", limit))
+	}
+	if size >= maxResultBytes && total > len(rows) {
+		notes = append(notes, fmt.Sprintf("only %d matching rows are returned: they hold over %d MiB", len(rows), maxResultBytes>>20))
 	}
 	if len(notes) > 0 {
 		out["notice"] = strings.Join(notes, "; ")

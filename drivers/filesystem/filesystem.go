@@ -128,8 +128,9 @@ func (d *ToolDriver) HasTool(_ context.Context, name string) (bool, error) {
 // object (map[string]any). "Not found" and "not a directory" are results. The call
 // fails for an unknown or disabled tool, invalid arguments, a path refused by the
 // confinement (the error wraps a *confine.Error) and file system errors; errors
-// begin with the tool name. A done ctx fails the call before it starts; search_files
-// also stops when ctx is done.
+// begin with the tool name. A done ctx fails the call before it starts;
+// list_directory and search_files also stop when ctx is done, and write_file then
+// leaves the file as it was.
 func (d *ToolDriver) ExecuteTool(ctx context.Context, name string, args map[string]any) (any, error) {
 	if !d.tools.Has(name) {
 		for _, def := range toolDefs(d.cfg.MaxReadBytes) {

@@ -378,10 +378,13 @@ func TestWriteFile(t *testing.T) {
 
 	// No temporary file is left behind, successful or not.
 	err := filepath.WalkDir(dir, func(p string, de os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
 		if strings.Contains(de.Name(), ".mcs-write-") {
 			t.Errorf("temporary file left: %s", p)
 		}
-		return err
+		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -405,8 +408,10 @@ func TestWriteFileAtomic(t *testing.T) {
 			}
 		}
 	})
-	reads := 0
-	for {
+	// The writer keeps running until done: errors are reported, not fatal, so that
+	// the test never ends (and closes the driver) under it.
+	reads, failed := 0, false
+	for !failed {
 		select {
 		case <-done:
 			wg.Wait()
@@ -417,14 +422,17 @@ func TestWriteFileAtomic(t *testing.T) {
 		default:
 		}
 		b, err := os.ReadFile(filepath.Join(dir, "f.txt"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if s := string(b); s != versions[0] && s != versions[1] {
-			t.Fatalf("read a partial file of %d bytes", len(b))
+		switch s := string(b); {
+		case err != nil:
+			t.Error(err)
+			failed = true
+		case s != versions[0] && s != versions[1]:
+			t.Errorf("read a partial file of %d bytes", len(b))
+			failed = true
 		}
 		reads++
 	}
+	wg.Wait()
 }
 
 func TestSearchFiles(t *testing.T) {
@@ -705,6 +713,8 @@ func TestSwappedDirectoryBetweenCalls(t *testing.T) {
 
 func TestNoAbsolutePathsInResults(t *testing.T) {
 	env := confinetest.New(t)
+	// A link through a missing directory: resolving it fails as "not found".
+	confinetest.Symlink(t, env.Root, "ghost", filepath.FromSlash("missing/../notes.txt"))
 	td := newTD(t, filesystem.Config{Root: env.Root, AllowDelete: true})
 	abs := filepath.ToSlash(env.Root)
 	calls := []struct {
@@ -715,6 +725,8 @@ func TestNoAbsolutePathsInResults(t *testing.T) {
 		{"list_directory", map[string]any{"path": "."}},
 		{"read_file", map[string]any{"path": abs + "/notes.txt"}},
 		{"read_file", map[string]any{"path": abs + "/missing"}},
+		{"read_file", map[string]any{"path": abs + "/ghost"}},
+		{"file_info", map[string]any{"path": abs + "/ghost/x"}},
 		{"file_info", map[string]any{"path": abs + "/link_in_abs"}},
 		{"search_files", map[string]any{"path": abs, "pattern": "*"}},
 		{"write_file", map[string]any{"path": abs + "/w.txt", "content": "x"}},

@@ -171,24 +171,19 @@ func osName(rel string) string { return filepath.FromSlash(rel) }
 
 func (d *ToolDriver) listDirectory(ctx context.Context, args map[string]any) (any, error) {
 	p := tooltable.String(args, "path", ".")
+	shown := d.displayPath(p)
 	rel, err := d.root.Resolve(p)
 	if err != nil {
-		return outcome(p, err)
+		return outcome(shown, err)
 	}
-	shown := d.displayPath(p)
-	f, err := d.root.OS().Open(osName(rel))
-	if err != nil {
-		err = confine.Classify(err, p)
+	f, err := d.root.OpenDir(rel)
+	switch {
+	case errors.Is(err, confine.ErrNotDirectory):
+		return map[string]any{"path": shown, "error": "not a directory", "hint": "call read_file or file_info for a file"}, nil
+	case err != nil:
 		return outcome(shown, err)
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.IsDir() {
-		return map[string]any{"path": shown, "error": "not a directory", "hint": "call read_file or file_info for a file"}, nil
-	}
 	// Keep the first maxListEntries names in order without holding a huge
 	// directory in memory: read in batches, trim whenever the buffer doubles.
 	var kept []fs.DirEntry
@@ -204,7 +199,7 @@ func (d *ToolDriver) listDirectory(ctx context.Context, args map[string]any) (an
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("read directory %q: %w", shown, err)
+			return nil, fmt.Errorf("read directory %q: %w", shown, d.root.HidePath(err))
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, context.Cause(ctx)
@@ -265,11 +260,11 @@ func (d *ToolDriver) readFile(_ context.Context, args map[string]any) (any, erro
 		return nil, err
 	}
 	offset := tooltable.Int(args, "offset", 0)
+	shown := d.displayPath(p)
 	rel, err := d.root.Resolve(p)
 	if err != nil {
-		return outcome(p, err)
+		return outcome(shown, err)
 	}
-	shown := d.displayPath(p)
 	f, fi, err := d.root.OpenRegular(rel)
 	switch {
 	case errors.Is(err, confine.ErrIsDirectory):
@@ -286,7 +281,7 @@ func (d *ToolDriver) readFile(_ context.Context, args map[string]any) (any, erro
 	buf := make([]byte, n)
 	got, err := f.ReadAt(buf, offset)
 	if err != nil && err != io.EOF {
-		return nil, fmt.Errorf("read %q: %w", shown, err)
+		return nil, fmt.Errorf("read %q: %w", shown, d.root.HidePath(err))
 	}
 	buf = buf[:got]
 	if enc == "utf-8" {
@@ -357,11 +352,11 @@ func (d *ToolDriver) searchFiles(ctx context.Context, args map[string]any) (any,
 	if err != nil {
 		return nil, err
 	}
+	shown := d.displayPath(p)
 	rel, err := d.root.Resolve(p)
 	if err != nil {
-		return outcome(p, err)
+		return outcome(shown, err)
 	}
-	shown := d.displayPath(p)
 	fi, err := d.root.Stat(rel)
 	if err != nil {
 		return outcome(shown, err)
@@ -413,7 +408,7 @@ func (d *ToolDriver) searchFiles(ctx context.Context, args map[string]any) (any,
 		return nil
 	})
 	if walkErr != nil {
-		return nil, fmt.Errorf("search %q: %w", shown, confine.Classify(walkErr, p))
+		return nil, fmt.Errorf("search %q: %w", shown, confine.Classify(d.root.HidePath(walkErr), p))
 	}
 	res := map[string]any{"path": shown, "pattern": pattern, "matches": matches, "count": len(matches), "truncated": truncated != ""}
 	if truncated != "" {
@@ -424,11 +419,11 @@ func (d *ToolDriver) searchFiles(ctx context.Context, args map[string]any) (any,
 
 func (d *ToolDriver) fileInfo(_ context.Context, args map[string]any) (any, error) {
 	p := tooltable.String(args, "path", "")
+	shown := d.displayPath(p)
 	rel, err := d.root.ResolveNoFollow(p)
 	if err != nil {
-		return outcome(p, err)
+		return outcome(shown, err)
 	}
-	shown := d.displayPath(p)
 	fi, err := d.root.Lstat(rel)
 	if err != nil {
 		return outcome(shown, err)
@@ -536,9 +531,10 @@ func (d *ToolDriver) mkdirAll(rel string) error {
 
 func (d *ToolDriver) moveFile(_ context.Context, args map[string]any) (any, error) {
 	from, to := tooltable.String(args, "from", ""), tooltable.String(args, "to", "")
+	shownFrom, shownTo := d.displayPath(from), d.displayPath(to)
 	src, err := d.root.ResolveNoFollow(from)
 	if err != nil {
-		return outcome(from, err)
+		return outcome(shownFrom, err)
 	}
 	dst, err := d.root.ResolveNoFollow(to)
 	if err != nil {
@@ -550,7 +546,6 @@ func (d *ToolDriver) moveFile(_ context.Context, args map[string]any) (any, erro
 	case dst == ".":
 		return nil, &confine.Error{Path: to, Kind: confine.KindRootEntry}
 	}
-	shownFrom, shownTo := d.displayPath(from), d.displayPath(to)
 	if _, err := d.root.Lstat(src); err != nil {
 		return outcome(shownFrom, err)
 	}
@@ -571,20 +566,21 @@ func (d *ToolDriver) moveFile(_ context.Context, args map[string]any) (any, erro
 
 func (d *ToolDriver) deleteFile(_ context.Context, args map[string]any) (any, error) {
 	p := tooltable.String(args, "path", "")
+	shown := d.displayPath(p)
 	rel, err := d.root.ResolveNoFollow(p)
 	if err != nil {
-		return outcome(p, err)
+		return outcome(shown, err)
 	}
 	if rel == "." {
 		return nil, &confine.Error{Path: p, Kind: confine.KindRootEntry}
 	}
-	shown := d.displayPath(p)
 	fi, err := d.root.Lstat(rel)
 	if err != nil {
 		return outcome(shown, err)
 	}
 	if err := d.root.OS().Remove(osName(rel)); err != nil {
-		if fi.IsDir() && (errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, fs.ErrExist)) {
+		// ENOTEMPTY, and its Windows counterpart, match fs.ErrExist.
+		if fi.IsDir() && errors.Is(err, fs.ErrExist) {
 			return nil, fmt.Errorf("directory %q is not empty; delete its entries first", shown)
 		}
 		return nil, fmt.Errorf("delete %q: %w", shown, confine.Classify(err, p))

@@ -15,17 +15,19 @@ import (
 // writeAtomic replaces the file at the resolved path rel with data: it writes a
 // temporary file in the same directory, syncs it and renames it over rel, so that
 // readers see the old content or the new one, never a part. Missing parent
-// directories are created. An existing file keeps its permissions. created reports
-// that no file was there before.
+// directories are created. An existing file keeps its permissions; a new one gets
+// 0644 less the umask, as with os.WriteFile. created reports that no file was
+// there before.
 func (d *ToolDriver) writeAtomic(ctx context.Context, rel string, data []byte) (created bool, err error) {
 	perm := fs.FileMode(0o644)
+	keepPerm := false
 	switch fi, err := d.root.Lstat(rel); {
 	case err == nil && fi.IsDir():
 		return false, fmt.Errorf("%q is a directory; write to a file path inside it", rel)
 	case err == nil && !fi.Mode().IsRegular():
 		return false, fmt.Errorf("%q is not a regular file and cannot be written", rel)
 	case err == nil:
-		perm = fi.Mode().Perm()
+		perm, keepPerm = fi.Mode().Perm(), true
 	case isNotExist(err):
 		created = true
 	case isNotDir(err):
@@ -37,7 +39,7 @@ func (d *ToolDriver) writeAtomic(ctx context.Context, rel string, data []byte) (
 	if err := d.mkdirAll(dir); err != nil {
 		return false, err
 	}
-	tmp, f, err := d.createTemp(dir)
+	tmp, f, err := d.createTemp(dir, perm)
 	if err != nil {
 		return false, err
 	}
@@ -47,8 +49,8 @@ func (d *ToolDriver) writeAtomic(ctx context.Context, rel string, data []byte) (
 		}
 	}()
 	_, werr := f.Write(data)
-	if werr == nil {
-		werr = f.Chmod(perm)
+	if werr == nil && keepPerm {
+		werr = f.Chmod(perm) // exactly the old permissions, whatever the umask
 	}
 	if werr == nil {
 		werr = f.Sync()
@@ -57,7 +59,7 @@ func (d *ToolDriver) writeAtomic(ctx context.Context, rel string, data []byte) (
 		werr = cerr
 	}
 	if werr != nil {
-		return false, fmt.Errorf("write %q: %w", rel, werr)
+		return false, fmt.Errorf("write %q: %w", rel, d.root.HidePath(werr))
 	}
 	if err := ctx.Err(); err != nil {
 		return false, context.Cause(ctx)
@@ -68,11 +70,12 @@ func (d *ToolDriver) writeAtomic(ctx context.Context, rel string, data []byte) (
 	return created, nil
 }
 
-// createTemp creates a new, empty temporary file in the directory dir.
-func (d *ToolDriver) createTemp(dir string) (string, *os.File, error) {
+// createTemp creates a new, empty temporary file in the directory dir, with the
+// permissions perm less the umask.
+func (d *ToolDriver) createTemp(dir string, perm fs.FileMode) (string, *os.File, error) {
 	for range 10 {
 		name := path.Join(dir, fmt.Sprintf(".mcs-write-%016x.tmp", rand.Uint64()))
-		f, err := d.root.OS().OpenFile(osName(name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		f, err := d.root.OS().OpenFile(osName(name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 		if err == nil {
 			return name, f, nil
 		}

@@ -304,9 +304,57 @@ func (r *Root) OpenRegular(rel string) (*os.File, fs.FileInfo, error) {
 	}
 	if err != nil {
 		f.Close()
-		return nil, nil, err
+		return nil, nil, r.HidePath(err)
 	}
 	return f, fi, nil
+}
+
+// OpenDir opens the resolved root-relative path rel for reading its entries, only
+// when it is a directory. Another existing entry gives a *fs.PathError wrapping
+// ErrNotDirectory (it is not opened, or, when it replaced the directory after the
+// check, closed at once: a named pipe is never waited on); a missing one an error
+// for which errors.Is(err, fs.ErrNotExist) holds.
+func (r *Root) OpenDir(rel string) (*os.File, error) {
+	name := filepath.FromSlash(rel)
+	fi, err := r.root.Stat(name)
+	if err != nil {
+		return nil, Classify(err, rel)
+	}
+	if !fi.IsDir() {
+		return nil, &fs.PathError{Op: "open", Path: rel, Err: ErrNotDirectory}
+	}
+	// O_NONBLOCK: should the directory be swapped for a named pipe after the
+	// check, the open does not wait for a writer.
+	f, err := r.root.OpenFile(name, os.O_RDONLY|openNonblock, 0)
+	if err != nil {
+		return nil, Classify(err, rel)
+	}
+	fi, err = f.Stat()
+	if err == nil && !fi.IsDir() {
+		err = &fs.PathError{Op: "open", Path: rel, Err: ErrNotDirectory}
+	}
+	if err != nil {
+		f.Close()
+		return nil, r.HidePath(err)
+	}
+	return f, nil
+}
+
+// HidePath returns err with its path made root-relative when err is a
+// *fs.PathError on an entry inside the root. The methods of a file opened through
+// the root (Read, ReadDir, Write, Stat...) report its absolute host path; their
+// errors pass through HidePath before a model sees them. Other errors, io.EOF and
+// nil included, are returned unchanged.
+func (r *Root) HidePath(err error) error {
+	pe, ok := err.(*fs.PathError)
+	if !ok {
+		return err
+	}
+	rel, ok := r.relative(pe.Path)
+	if !ok {
+		return err
+	}
+	return &fs.PathError{Op: pe.Op, Path: rel, Err: pe.Err}
 }
 
 func checkRegular(fi fs.FileInfo, rel string) error {

@@ -2,10 +2,12 @@ package confine_test
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -188,6 +190,76 @@ func TestOpenRegular(t *testing.T) {
 	}
 }
 
+func TestOpenDir(t *testing.T) {
+	env := confinetest.New(t)
+	r := openRoot(t, env.Root)
+
+	f, err := r.OpenDir("sub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, err := f.Readdirnames(-1)
+	f.Close()
+	if diff := cmp.Diff([]string{"inner.csv", "link_up"}, sortedCopy(names)); err != nil || diff != "" {
+		t.Errorf("OpenDir(sub) entries (-want +got), %v:\n%s", err, diff)
+	}
+
+	tests := []struct {
+		path string
+		want error
+	}{
+		{"notes.txt", confine.ErrNotDirectory},
+		{"link_in", confine.ErrNotDirectory},
+		{"missing", fs.ErrNotExist},
+	}
+	for _, tc := range tests {
+		f, err := r.OpenDir(tc.path)
+		if !errors.Is(err, tc.want) || f != nil {
+			t.Errorf("OpenDir(%q) = %v, %v; want %v", tc.path, f, err, tc.want)
+		}
+	}
+	var ce *confine.Error
+	if _, err := r.OpenDir("link_out_dir"); !errors.As(err, &ce) || ce.Kind != confine.KindSymlink {
+		t.Errorf("OpenDir(link_out_dir) error = %v, want a KindSymlink *confine.Error", err)
+	}
+}
+
+func sortedCopy(s []string) []string {
+	out := slices.Clone(s)
+	slices.Sort(out)
+	return out
+}
+
+// TestHidePath checks that the error of a file opened through the root, which
+// carries the host path, shows the root-relative path after HidePath.
+func TestHidePath(t *testing.T) {
+	env := confinetest.New(t)
+	r := openRoot(t, env.Root)
+	f, err := r.OpenDir("sub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	_, readErr := f.Read(make([]byte, 8)) // reading a directory fails
+	if readErr == nil {
+		t.Fatal("reading a directory succeeded")
+	}
+	got := r.HidePath(readErr)
+	var pe *fs.PathError
+	if !errors.As(got, &pe) || pe.Path != "sub" || strings.Contains(got.Error(), env.Base) {
+		t.Errorf("HidePath(%v) = %v, want the path \"sub\"", readErr, got)
+	}
+	if !errors.Is(got, errors.Unwrap(readErr)) {
+		t.Errorf("HidePath(%v) = %v lost the cause", readErr, got)
+	}
+	outside := &fs.PathError{Op: "open", Path: filepath.Join(env.Outside, "x"), Err: fs.ErrNotExist}
+	for _, err := range []error{nil, io.EOF, outside, fmt.Errorf("wrapped: %w", readErr)} {
+		if got := r.HidePath(err); got != err {
+			t.Errorf("HidePath(%v) = %v, want it unchanged", err, got)
+		}
+	}
+}
+
 func TestClassify(t *testing.T) {
 	env := confinetest.New(t)
 	osRoot, err := os.OpenRoot(env.Root)
@@ -212,6 +284,11 @@ func TestClassify(t *testing.T) {
 	}
 	if got := confine.Classify(nil, "x"); got != nil {
 		t.Errorf("Classify(nil) = %v", got)
+	}
+	// A rename reports the escape in an *os.LinkError.
+	renameErr := osRoot.Rename("notes.txt", "link_out_dir/moved.txt")
+	if err := confine.Classify(renameErr, "p"); !errors.As(err, &ce) || ce.Kind != confine.KindSymlink {
+		t.Errorf("Classify(%v) = %v, want a KindSymlink *confine.Error", renameErr, err)
 	}
 	already := &confine.Error{Path: "x", Kind: confine.KindParent}
 	if got := confine.Classify(already, "y"); got != already {
@@ -280,7 +357,8 @@ func TestSwapRace(t *testing.T) {
 				return
 			}
 			if i%2 == 0 {
-				if err := os.Symlink(filepath.FromSlash("../../outside"), dir); err != nil {
+				// Relative to the link's directory, the root: Base/outside.
+				if err := os.Symlink(filepath.FromSlash("../outside"), dir); err != nil {
 					t.Error(err)
 					return
 				}

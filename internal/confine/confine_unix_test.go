@@ -11,7 +11,7 @@ import (
 	"github.com/mcs-go/mcs/internal/confine"
 )
 
-func TestOpenRegularRefusesNamedPipe(t *testing.T) {
+func TestOpenRefusesNamedPipe(t *testing.T) {
 	dir := t.TempDir()
 	if err := syscall.Mkfifo(filepath.Join(dir, "pipe"), 0o644); err != nil {
 		t.Skipf("mkfifo: %v", err)
@@ -21,5 +21,8 @@ func TestOpenRegularRefusesNamedPipe(t *testing.T) {
 	_, _, err := r.OpenRegular("pipe")
 	if !errors.Is(err, confine.ErrNotRegular) {
 		t.Errorf("OpenRegular(pipe) error = %v, want ErrNotRegular", err)
+	}
+	if _, err := r.OpenDir("pipe"); !errors.Is(err, confine.ErrNotDirectory) {
+		t.Errorf("OpenDir(pipe) error = %v, want ErrNotDirectory", err)
 	}
 }

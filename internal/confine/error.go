@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"strings"
 )
 
@@ -90,17 +91,19 @@ func displayPath(p string) string {
 	return fmt.Sprintf("%q...%q (%d bytes)", p[:keep], p[len(p)-keep:], len(p))
 }
 
-// Errors reported by [Root.OpenRegular] for an existing entry that is not a regular
-// file. They are wrapped in a *fs.PathError whose Path is root-relative.
+// Errors reported by [Root.OpenRegular] and [Root.OpenDir] for an existing entry
+// of the wrong type. They are wrapped in a *fs.PathError whose Path is
+// root-relative.
 var (
-	ErrIsDirectory = errors.New("is a directory")
-	ErrNotRegular  = errors.New("not a regular file (a device, socket or named pipe)")
+	ErrIsDirectory  = errors.New("is a directory")
+	ErrNotRegular   = errors.New("not a regular file (a device, socket or named pipe)")
+	ErrNotDirectory = errors.New("not a directory")
 )
 
 // Classify returns err unchanged unless it is the error with which *os.Root refuses a
 // path that escapes it (which can happen when the file system changes between the
-// check of a path and its use); that error becomes an *Error of KindSymlink for
-// path. A nil err gives nil.
+// check of a path and its use): a *fs.PathError, or the *os.LinkError of a rename,
+// that becomes an *Error of KindSymlink for path. A nil err gives nil.
 func Classify(err error, path string) error {
 	if err == nil {
 		return nil
@@ -110,8 +113,15 @@ func Classify(err error, path string) error {
 		return err
 	}
 	var pe *fs.PathError
-	if errors.As(err, &pe) && strings.Contains(pe.Err.Error(), "escapes from parent") {
+	var le *os.LinkError
+	if (errors.As(err, &pe) && isEscape(pe.Err)) || (errors.As(err, &le) && isEscape(le.Err)) {
 		return &Error{Path: path, Kind: KindSymlink, Err: err}
 	}
 	return err
+}
+
+// isEscape reports whether err is the error of *os.Root for a path that leaves it;
+// the os package does not export it, so its text is compared.
+func isEscape(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "escapes from parent")
 }

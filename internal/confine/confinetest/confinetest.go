@@ -2,7 +2,8 @@
 // root: small trees of files and links ([Tree], [Symlink]), and a hostile tree
 // with the table of escape attempts that every driver confined to a root must
 // refuse ([New], [Env.Cases]). The same table runs against internal/confine and
-// against each driver, so that a driver cannot lose a protection the helper has.
+// against each driver, so that a driver cannot lose a protection of package
+// confine.
 package confinetest
 
 import (
@@ -84,7 +85,8 @@ const Secret = "TOP-SECRET-OUTSIDE"
 //	    chain1 -> chain2 -> chain3 -> ../outside/secret.csv
 //	    loop_a -> loop_b -> loop_a
 //	  root-evil/secret.csv   a sibling whose name has the root's name as prefix
-//	  outside/secret.csv     Secret
+//	  outside/secret.csv     a CSV file holding Secret
+//	  outside/notes.txt      Secret
 type Env struct {
 	// Base is the temporary directory holding Root and its neighbours.
 	Base string
