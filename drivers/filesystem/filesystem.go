@@ -13,6 +13,14 @@
 // or another control character, a backslash, a path longer than 4096 bytes.
 // Results report paths relative to the root, never absolute host paths.
 //
+// move_file also keeps symbolic links from leading out: a relative link target is
+// followed from where the link lies, so moving a link to another depth changes
+// where it leads. A move is refused, and nothing is moved, when a symbolic link
+// it would carry (the source itself, or one at any depth below a source
+// directory) would lead outside the root from its new place; relative targets are
+// judged lexically from there, absolute ones must lie inside the root. A source
+// directory with more than 100,000 entries at all levels is refused unchecked.
+//
 // A missing path ("not found") and a file where a directory was expected ("not a
 // directory") are results the model can read, not failed calls:
 //
@@ -66,9 +74,10 @@ type ToolDriver struct {
 	limits limits
 }
 
-// limits bounds the listing tools; tests lower them.
+// limits bounds the listing tools and the link check of move_file; tests lower
+// them.
 type limits struct {
-	listEntries, searchResults, searchVisits int
+	listEntries, searchResults, searchVisits, moveEntries int
 }
 
 var (
@@ -90,7 +99,7 @@ func NewToolDriver(cfg Config) (*ToolDriver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("filesystem: %w", err)
 	}
-	d := &ToolDriver{root: root, cfg: cfg, limits: limits{maxListEntries, maxSearchResults, maxSearchVisits}}
+	d := &ToolDriver{root: root, cfg: cfg, limits: limits{maxListEntries, maxSearchResults, maxSearchVisits, maxMoveEntries}}
 	for _, def := range toolDefs(cfg.MaxReadBytes) {
 		if d.unavailable(def) == "" {
 			d.tools.Add(def.tool, def.run)
@@ -129,8 +138,8 @@ func (d *ToolDriver) HasTool(_ context.Context, name string) (bool, error) {
 // fails for an unknown or disabled tool, invalid arguments, a path refused by the
 // confinement (the error wraps a *confine.Error) and file system errors; errors
 // begin with the tool name. A done ctx fails the call before it starts;
-// list_directory and search_files also stop when ctx is done, and write_file then
-// leaves the file as it was.
+// list_directory, search_files and the link check of move_file also stop when ctx
+// is done, and write_file and move_file then leave the tree as it was.
 func (d *ToolDriver) ExecuteTool(ctx context.Context, name string, args map[string]any) (any, error) {
 	if !d.tools.Has(name) {
 		for _, def := range toolDefs(d.cfg.MaxReadBytes) {

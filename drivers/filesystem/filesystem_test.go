@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/mcs-go/mcs"
 	"github.com/mcs-go/mcs/drivers/filesystem"
+	"github.com/mcs-go/mcs/internal/confine"
 	"github.com/mcs-go/mcs/internal/confine/confinetest"
 	"github.com/mcs-go/mcs/internal/drivertest"
 )
@@ -636,6 +638,150 @@ func TestMoveFile(t *testing.T) {
 	if got := readHost(t, filepath.Join(dir, "n/m/c.txt")); got != "a" {
 		t.Errorf("moved file holds %q", got)
 	}
+}
+
+// TestMoveFileLinks moves symbolic links, alone and inside directories: a move
+// after which a moved link would lead outside the root is refused and changes
+// nothing.
+func TestMoveFileLinks(t *testing.T) {
+	tests := []struct {
+		name     string
+		from, to string
+		limit    int // move entry limit; 0 keeps the default
+		wantErr  string
+		wantKind confine.Kind
+		moved    []string // paths below to that must exist after a successful move
+	}{
+		{name: "link moved up one level escaping", from: "a/link", to: "link", wantKind: confine.KindMovedLink,
+			wantErr: `path "a/link" refused: once moved, the symbolic link "a/link" would lead outside the root directory`},
+		{name: "link moved up into a new directory escaping", from: "p/q/r/link", to: "n/link", wantKind: confine.KindMovedLink},
+		{name: "link moved sideways", from: "a/link", to: "b/link"},
+		{name: "link moved deeper still inside", from: "a/link", to: "p/q/link"},
+		{name: "link renamed in place", from: "a/link", to: "a/link2"},
+		{name: "absolute link inside the root", from: "abs", to: "deep/er/abs"},
+		{name: "directory holding a link escaping after the move", from: "dir/inner", to: "inner", wantKind: confine.KindMovedLink,
+			wantErr: `the symbolic link "dir/inner/sub/up" would lead outside the root directory`},
+		{name: "directory whose links stay inside", from: "dir", to: "dir2", moved: []string{"inner/sub/up", "inner/sub/f.txt"}},
+		{name: "directory moved deeper", from: "dir/inner", to: "x/y/inner", moved: []string{"sub/up"}},
+		{name: "directory holding an absolute link outside", from: "ext", to: "ext2", wantKind: confine.KindSymlink,
+			wantErr: `the symbolic link "ext/out" leads outside the root directory`},
+		{name: "directory too large to check", from: "dir", to: "dir2", limit: 3,
+			wantErr: `cannot move "dir": it holds more than 3 entries, too many to check that the symbolic links in it still lead inside the root once moved; nothing was moved`},
+		{name: "directory exactly at the limit", from: "dir", to: "dir2", limit: 4, moved: []string{"inner/sub/up"}},
+		{name: "plain file, limit irrelevant", from: "x.txt", to: "n/x.txt", limit: 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := confinetest.Tree(t, map[string]string{"x.txt": "x", "a/": "", "b/": "", "p/q/r/": "", "dir/inner/sub/f.txt": "f", "ext/": ""})
+			outside := filepath.Join(t.TempDir(), "outside.txt")
+			if err := os.WriteFile(outside, []byte(confinetest.Secret), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			confinetest.Symlink(t, dir, "a/link", filepath.FromSlash("../x.txt"))
+			confinetest.Symlink(t, dir, "p/q/r/link", filepath.FromSlash("../../../x.txt"))
+			confinetest.Symlink(t, dir, "abs", filepath.Join(dir, "x.txt"))
+			confinetest.Symlink(t, dir, "dir/inner/sub/up", filepath.FromSlash("../../../x.txt"))
+			confinetest.Symlink(t, dir, "ext/out", outside)
+			td := newTD(t, filesystem.Config{Root: dir})
+			if tc.limit > 0 {
+				filesystem.SetMoveLimit(td, tc.limit)
+			}
+			before := snapshot(t, dir)
+			_, err := td.ExecuteTool(context.Background(), "move_file", map[string]any{"from": tc.from, "to": tc.to})
+			if tc.wantErr != "" || tc.wantKind != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Errorf("move_file error = %v, want it to contain %q", err, tc.wantErr)
+				}
+				var ce *confine.Error
+				if got := errors.As(err, &ce); got != (tc.wantKind != "") || (got && ce.Kind != tc.wantKind) {
+					t.Errorf("move_file error = %#v, want a confinement error of kind %q", err, tc.wantKind)
+				}
+				if diff := cmp.Diff(before, snapshot(t, dir)); diff != "" {
+					t.Errorf("a refused move changed the tree (-before +after):\n%s", diff)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("move_file: %v", err)
+			}
+			after := snapshot(t, dir)
+			if _, ok := after[tc.from]; ok {
+				t.Errorf("%s still exists after the move", tc.from)
+			}
+			if _, ok := after[tc.to]; !ok {
+				t.Errorf("%s does not exist after the move", tc.to)
+			}
+			for _, p := range tc.moved {
+				if after[tc.to+"/"+p] != before[tc.from+"/"+p] {
+					t.Errorf("%s/%s = %q after the move, want %q", tc.to, p, after[tc.to+"/"+p], before[tc.from+"/"+p])
+				}
+			}
+		})
+	}
+}
+
+// TestMoveFileLinksManyEntries checks a directory read in several batches: the
+// escaping link is found wherever it lies among the entries, and the limit counts
+// every entry.
+func TestMoveFileLinksManyEntries(t *testing.T) {
+	const n = 700 // files, more than two batches of directory entries
+	files := map[string]string{"x.txt": "x"}
+	for i := range n {
+		files[fmt.Sprintf("a/big/f%04d", i)] = ""
+	}
+	dir := confinetest.Tree(t, files)
+	confinetest.Symlink(t, dir, "a/big/up", filepath.FromSlash("../../x.txt"))
+	td := newTD(t, filesystem.Config{Root: dir})
+	tests := []struct {
+		to, want string
+		limit    int
+	}{
+		{to: "big", want: `the symbolic link "a/big/up" would lead outside the root directory`, limit: n + 1},
+		{to: "b/big", want: "it holds more than 700 entries", limit: n},
+	}
+	for _, tc := range tests {
+		filesystem.SetMoveLimit(td, tc.limit)
+		drivertest.Expect(t, td, "move_file", map[string]any{"from": "a/big", "to": tc.to}, nil, tc.want)
+	}
+	filesystem.SetMoveLimit(td, n+1)
+	drivertest.MustCall(t, td, "move_file", map[string]any{"from": "a/big", "to": "b/big"})
+	if got := readHost(t, filepath.Join(dir, "b", "big", "up")); got != "x" {
+		t.Errorf("the moved link leads to %q, want the content of x.txt", got)
+	}
+}
+
+// snapshot maps every entry below dir (slash-separated, relative to dir) to its
+// content, its link target or "<dir>".
+func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, de fs.DirEntry, err error) error {
+		if err != nil || p == dir {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		switch {
+		case de.IsDir():
+			out[rel] = "<dir>"
+		case de.Type()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			out[rel] = "-> " + filepath.ToSlash(target)
+			return err
+		default:
+			b, err := os.ReadFile(p)
+			out[rel] = string(b)
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 func TestDeleteFile(t *testing.T) {

@@ -26,6 +26,7 @@ const (
 	maxListEntries   = 1000    // entries list_directory returns
 	maxSearchResults = 1000    // matches search_files returns
 	maxSearchVisits  = 100_000 // entries search_files looks at
+	maxMoveEntries   = 100_000 // entries move_file checks below a directory
 )
 
 type toolDef struct {
@@ -118,9 +119,11 @@ func toolDefs(maxRead int64) []*toolDef {
 		{
 			writes: true,
 			tool: mcs.Tool{
-				Name:        "move_file",
-				Title:       "Move or rename",
-				Description: "Move or rename a file or directory. The destination must not exist; its missing parent directories are created.",
+				Name:  "move_file",
+				Title: "Move or rename",
+				Description: fmt.Sprintf("Move or rename a file or directory. The destination must not exist; its missing parent directories are created. "+
+					"A symbolic link, moved alone or inside a directory, must still lead inside the root from its new place (a relative link is followed from where it lies), otherwise nothing is moved; "+
+					"a directory with more than %d entries at all levels cannot be checked, so it is not moved.", maxMoveEntries),
 				Parameters: []mcs.Parameter{
 					{Name: "from", Description: "Existing path relative to the root.", Required: true, Schema: map[string]any{"type": "string"}},
 					{Name: "to", Description: "New path relative to the root.", Required: true, Schema: map[string]any{"type": "string"}},
@@ -529,7 +532,7 @@ func (d *ToolDriver) mkdirAll(rel string) error {
 	return fmt.Errorf("create directory %q: %w", rel, err)
 }
 
-func (d *ToolDriver) moveFile(_ context.Context, args map[string]any) (any, error) {
+func (d *ToolDriver) moveFile(ctx context.Context, args map[string]any) (any, error) {
 	from, to := tooltable.String(args, "from", ""), tooltable.String(args, "to", "")
 	shownFrom, shownTo := d.displayPath(from), d.displayPath(to)
 	src, err := d.root.ResolveNoFollow(from)
@@ -546,7 +549,8 @@ func (d *ToolDriver) moveFile(_ context.Context, args map[string]any) (any, erro
 	case dst == ".":
 		return nil, &confine.Error{Path: to, Kind: confine.KindRootEntry}
 	}
-	if _, err := d.root.Lstat(src); err != nil {
+	fi, err := d.root.Lstat(src)
+	if err != nil {
 		return outcome(shownFrom, err)
 	}
 	if dst == src || strings.HasPrefix(dst, src+"/") {
@@ -555,6 +559,9 @@ func (d *ToolDriver) moveFile(_ context.Context, args map[string]any) (any, erro
 	if _, err := d.root.Lstat(dst); err == nil {
 		return nil, fmt.Errorf("destination %q exists; choose another name, or delete it first", shownTo)
 	}
+	if err := d.checkMovedLinks(ctx, from, src, dst, fi); err != nil {
+		return nil, err
+	}
 	if err := d.mkdirAll(path.Dir(dst)); err != nil {
 		return nil, err
 	}
@@ -562,6 +569,98 @@ func (d *ToolDriver) moveFile(_ context.Context, args map[string]any) (any, erro
 		return nil, fmt.Errorf("move %q to %q: %w", shownFrom, shownTo, confine.Classify(err, to))
 	}
 	return map[string]any{"from": shownFrom, "to": shownTo, "moved": true}, nil
+}
+
+// checkMovedLinks refuses the move of the resolved path src, whose FileInfo is
+// fi, to the resolved path dst when a symbolic link moved with it would lead
+// outside the root from its new place (see confine.Root.CheckMovedLink): src
+// itself when it is a link, every link at any depth below it when it is a
+// directory. The directory is walked without following links, reading entries in
+// batches; one with more than limits.moveEntries entries at all levels, or with a
+// subdirectory that cannot be read, is refused unchecked. from is the
+// model-supplied source path. Nothing is changed.
+func (d *ToolDriver) checkMovedLinks(ctx context.Context, from, src, dst string, fi fs.FileInfo) error {
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return d.checkMovedLink(from, src, dst)
+	case !fi.IsDir():
+		return nil
+	}
+	w := moveWalk{d: d, from: from, src: src, dst: dst, dirs: []string{src}}
+	for len(w.dirs) > 0 {
+		dir := w.dirs[len(w.dirs)-1]
+		w.dirs = w.dirs[:len(w.dirs)-1]
+		if err := w.checkDir(ctx, dir); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkMovedLink checks the symbolic link link, which the move of from would
+// place at at; an error other than a refusal says that the link could not be
+// checked.
+func (d *ToolDriver) checkMovedLink(from, link, at string) error {
+	err := d.root.CheckMovedLink(from, link, at)
+	var ce *confine.Error
+	if err == nil || errors.As(err, &ce) {
+		return err
+	}
+	return fmt.Errorf("cannot check where the symbolic link %q would lead once moved, so nothing was moved: %w", link, err)
+}
+
+// moveWalk is the state of the walk of checkMovedLinks.
+type moveWalk struct {
+	d              *ToolDriver
+	from, src, dst string
+	dirs           []string // directories still to read
+	entries        int      // entries seen so far
+}
+
+// checkDir checks the symbolic links among the entries of the directory dir,
+// below src, and queues its subdirectories.
+func (w *moveWalk) checkDir(ctx context.Context, dir string) error {
+	shown := w.d.displayPath(w.from)
+	unreadable := func(err error) error {
+		err = confine.Classify(w.d.root.HidePath(err), w.from)
+		var ce *confine.Error
+		if errors.As(err, &ce) {
+			return err
+		}
+		return fmt.Errorf("cannot check the symbolic links in %q before moving it, so nothing was moved: %w", shown, err)
+	}
+	f, err := w.d.root.OpenDir(dir)
+	if err != nil {
+		return unreadable(err)
+	}
+	defer f.Close()
+	for {
+		batch, err := f.ReadDir(256)
+		for _, de := range batch {
+			w.entries++
+			if w.entries > w.d.limits.moveEntries {
+				return fmt.Errorf("cannot move %q: it holds more than %d entries, too many to check that the symbolic links in it still lead inside the root once moved; nothing was moved: move its subdirectories one at a time", shown, w.d.limits.moveEntries)
+			}
+			switch {
+			case de.IsDir():
+				w.dirs = append(w.dirs, path.Join(dir, de.Name()))
+			case de.Type()&fs.ModeSymlink != 0:
+				name := path.Join(dir, de.Name())
+				if err := w.d.checkMovedLink(w.from, name, w.dst+name[len(w.src):]); err != nil {
+					return err
+				}
+			}
+		}
+		if err == io.EOF || (err == nil && len(batch) == 0) {
+			return nil
+		}
+		if err != nil {
+			return unreadable(err)
+		}
+		if err := ctx.Err(); err != nil {
+			return context.Cause(ctx)
+		}
+	}
 }
 
 func (d *ToolDriver) deleteFile(_ context.Context, args map[string]any) (any, error) {

@@ -8,6 +8,9 @@
 // it, sibling-prefix paths such as /data-evil for the root /data), and
 // [Root.Resolve] follows symbolic links inside the root so that a link leading out
 // is reported as such, with a clear *[Error], instead of a bare "permission" error.
+// [Root.CheckMovedLink] tells whether a symbolic link that is about to be moved
+// would still lead inside the root from its new place, since a relative link
+// target changes meaning with the depth of the link.
 //
 // Paths handed to and returned by this package are slash-separated and relative to
 // the root ("." is the root itself), so a result never shows an absolute host path.
@@ -104,7 +107,7 @@ func (r *Root) Clean(p string) (string, error) {
 			return "", &Error{Path: p, Kind: KindBackslash}
 		}
 	}
-	if strings.HasPrefix(p, "/") || filepath.IsAbs(filepath.FromSlash(p)) || filepath.VolumeName(filepath.FromSlash(p)) != "" {
+	if isAbs(p) {
 		rel, ok := r.relative(p)
 		if !ok {
 			return "", &Error{Path: p, Kind: KindOutside}
@@ -116,6 +119,12 @@ func (r *Root) Clean(p string) (string, error) {
 		return "", &Error{Path: p, Kind: KindParent}
 	}
 	return c, nil
+}
+
+// isAbs reports whether the slash path p is absolute or has a volume name, on
+// this system or as a Unix path.
+func isAbs(p string) bool {
+	return strings.HasPrefix(p, "/") || filepath.IsAbs(filepath.FromSlash(p)) || filepath.VolumeName(filepath.FromSlash(p)) != ""
 }
 
 // escapes reports whether a cleaned relative slash path leads above its base.
@@ -240,7 +249,7 @@ func (r *Root) resolve(p string, followLast bool) (string, error) {
 		}
 		lastLink = cur
 		target = filepath.ToSlash(target)
-		if strings.HasPrefix(target, "/") || filepath.IsAbs(filepath.FromSlash(target)) || filepath.VolumeName(filepath.FromSlash(target)) != "" {
+		if isAbs(target) {
 			rel, ok := r.relative(target)
 			if !ok {
 				return "", &Error{Path: p, Kind: KindSymlink, Link: cur}
@@ -254,6 +263,40 @@ func (r *Root) resolve(p string, followLast bool) (string, error) {
 		return ".", nil
 	}
 	return strings.Join(done, "/"), nil
+}
+
+// CheckMovedLink checks the symbolic link at the resolved root-relative path link,
+// which a move of the model-supplied path p (the link itself, or a directory
+// holding it) would place at the resolved root-relative path at. It returns nil
+// when the link would still lead inside the root from there. The file system is
+// only read (the link's content), never changed.
+//
+// The target is judged lexically. An absolute target must lie inside the root
+// (as configured, or with its symbolic links evaluated), wherever the link lies;
+// otherwise the error is an *Error of KindSymlink. A relative target is followed
+// from the directory of at, its ".." segments taken as the removal of the
+// preceding element; when it leads above the root the error is an *Error of
+// KindMovedLink. Entries the target names need not exist, and links the target
+// passes through are not followed: each of them is checked where it lies. Errors
+// reading the link come from the file system, with root-relative paths.
+//
+// CheckMovedLink is safe for concurrent use.
+func (r *Root) CheckMovedLink(p, link, at string) error {
+	target, err := r.root.Readlink(filepath.FromSlash(link))
+	if err != nil {
+		return Classify(r.HidePath(err), p)
+	}
+	target = filepath.ToSlash(target)
+	if isAbs(target) {
+		if _, ok := r.relative(target); !ok {
+			return &Error{Path: p, Kind: KindSymlink, Link: link}
+		}
+		return nil
+	}
+	if escapes(path.Join(path.Dir(at), target)) {
+		return &Error{Path: p, Kind: KindMovedLink, Link: link}
+	}
+	return nil
 }
 
 func joinElems(done []string, elem string) string {

@@ -311,6 +311,7 @@ func TestErrorMessages(t *testing.T) {
 		{&confine.Error{Path: long, Kind: confine.KindTooLong}, []string{"6000 bytes long", "limit of 4096", "(6000 bytes)"}},
 		{&confine.Error{Path: "", Kind: confine.KindEmpty}, []string{"it is empty"}},
 		{&confine.Error{Path: ".", Kind: confine.KindRootEntry}, []string{"root directory itself"}},
+		{&confine.Error{Path: "a", Kind: confine.KindMovedLink, Link: "a/l"}, []string{`path "a" refused`, `symbolic link "a/l" would lead outside the root`, "nothing was moved", "choose a destination"}},
 	}
 	for _, tc := range tests {
 		msg := tc.err.Error()
@@ -451,4 +452,77 @@ func TestRootThroughLink(t *testing.T) {
 			t.Errorf("Resolve(%q) error = %v, want KindOutside", p, err)
 		}
 	}
+}
+
+func TestCheckMovedLink(t *testing.T) {
+	env := confinetest.New(t)
+	r := openRoot(t, env.Root)
+	links := map[string]string{
+		"a/up":       "../notes.txt",
+		"a/b/up2":    "../../notes.txt",
+		"a/down":     "b/x",
+		"a/dots":     "b/../../notes.txt",
+		"a/dir_up":   "..",
+		"a/abs_in":   filepath.Join(env.Root, "notes.txt"),
+		"a/abs_root": env.Root,
+		"a/abs_out":  filepath.Join(env.Outside, "secret.csv"),
+		"a/abs_sib":  env.Root + "-evil",
+	}
+	if err := os.MkdirAll(filepath.Join(env.Root, "a", "b"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, target := range links {
+		confinetest.Symlink(t, env.Root, name, filepath.FromSlash(target))
+	}
+	tests := []struct {
+		link, at string
+		want     confine.Kind // "" for nil
+	}{
+		{"a/up", "a/up", ""},
+		{"a/up", "b/up", ""},
+		{"a/up", "x/y/z/up", ""},
+		{"a/up", "up", confine.KindMovedLink},
+		{"a/b/up2", "c/up2", confine.KindMovedLink},
+		{"a/b/up2", "c/d/up2", ""},
+		{"a/down", "down", ""},
+		{"a/dots", "c/dots", ""},
+		{"a/dots", "dots", confine.KindMovedLink},
+		{"a/dir_up", "c/dir_up", ""},
+		{"a/dir_up", "dir_up", confine.KindMovedLink},
+		{"a/abs_in", "abs_in", ""},
+		{"a/abs_in", "x/y/z/abs_in", ""},
+		{"a/abs_root", "abs_root", ""},
+		{"a/abs_out", "a/abs_out", confine.KindSymlink},
+		{"a/abs_out", "x/y/abs_out", confine.KindSymlink},
+		{"a/abs_sib", "x/abs_sib", confine.KindSymlink},
+		{"link_in", "x/y/link_in", ""},
+		{"link_out_dir", "x/link_out_dir", ""},                  // ../outside from x: the root's "outside"
+		{"link_out_dir", "link_out_dir", confine.KindMovedLink}, // as it lies now
+	}
+	for _, tc := range tests {
+		t.Run(tc.link+" to "+tc.at, func(t *testing.T) {
+			err := r.CheckMovedLink("p", tc.link, tc.at)
+			if tc.want == "" {
+				if err != nil {
+					t.Errorf("CheckMovedLink(%q, %q) = %v, want nil", tc.link, tc.at, err)
+				}
+				return
+			}
+			var ce *confine.Error
+			if !errors.As(err, &ce) || ce.Kind != tc.want || ce.Link != tc.link || ce.Path != "p" {
+				t.Fatalf("CheckMovedLink(%q, %q) = %v, want a %s *confine.Error for the link %q", tc.link, tc.at, err, tc.want, tc.link)
+			}
+			if strings.Contains(err.Error(), env.Base) {
+				t.Errorf("message shows an absolute host path: %s", err)
+			}
+		})
+	}
+	for _, link := range []string{"missing", "notes.txt"} {
+		err := r.CheckMovedLink("p", link, "x/"+link)
+		var ce *confine.Error
+		if err == nil || errors.As(err, &ce) || strings.Contains(err.Error(), env.Base) {
+			t.Errorf("CheckMovedLink(%q) = %v, want a file system error with a root-relative path", link, err)
+		}
+	}
+	env.CheckOutside(t)
 }

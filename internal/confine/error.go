@@ -24,6 +24,7 @@ const (
 	KindSymlink   Kind = "symlink"    // a symbolic link on the path leads outside the root
 	KindLinkLoop  Kind = "link_loop"  // too many levels of symbolic links
 	KindRootEntry Kind = "root_entry" // the operation would replace or remove the root itself
+	KindMovedLink Kind = "moved_link" // a moved symbolic link would lead outside the root from its new place
 )
 
 // Error reports a path that was refused because it is malformed or would leave the
@@ -37,7 +38,9 @@ type Error struct {
 	// Kind says why the path was refused.
 	Kind Kind
 	// Link is the root-relative path of the symbolic link that leads outside the
-	// root or into a loop; empty for the other kinds.
+	// root or into a loop, or, for KindMovedLink, of the link that would lead
+	// outside once moved (where it lies before the move); empty for the other
+	// kinds.
 	Link string
 	// Err is the underlying error, if any.
 	Err error
@@ -75,6 +78,8 @@ func (e *Error) reason() string {
 		return "a symbolic link on it leads outside the root directory; only files inside the root are accessible"
 	case KindLinkLoop:
 		return fmt.Sprintf("it passes through more than %d symbolic links (a link loop?) at %q", maxLinks, e.Link)
+	case KindMovedLink:
+		return fmt.Sprintf("once moved, the symbolic link %q would lead outside the root directory, because its relative target is followed from its new place; nothing was moved: choose a destination from which the link still leads inside the root, or leave the link where it is", e.Link)
 	case KindRootEntry:
 		return "it names the root directory itself, which cannot be replaced, moved or removed; name an entry inside it"
 	}
