@@ -148,20 +148,12 @@ func New(cfg Config, opts ...mcs.Option) (*Driver, error) {
 // Close releases the root directory. Calls after Close fail.
 func (d *Driver) Close() error { return d.tools.Close() }
 
-// outcome is how a tool ends on err, met on path: with a result the model can
-// read when the file does not exist, is a directory or lies below a file, with the
-// failed call for any other error.
+// outcome is how a tool ends on err, met on path: as [confine.Outcome] says, and
+// with a result the model can read for a directory where a file should be.
 func outcome(path string, err error) (any, error) {
-	var ce *confine.Error
-	switch {
-	case errors.As(err, &ce):
-		return nil, err
-	case isNotExist(err):
-		return map[string]any{"path": path, "error": "not found", "hint": "call list_csv_files to see the CSV files"}, nil
-	case errors.Is(err, confine.ErrIsDirectory):
-		return map[string]any{"path": path, "error": "is a directory", "hint": "call list_csv_files to see the CSV files"}, nil
-	case isNotDir(err):
-		return map[string]any{"path": path, "error": "not a directory", "hint": "an element of the path is a file, not a directory"}, nil
+	const hint = "call list_csv_files to see the CSV files"
+	if errors.Is(err, confine.ErrIsDirectory) {
+		return map[string]any{"path": path, "error": "is a directory", "hint": hint}, nil
 	}
-	return nil, err
+	return confine.Outcome(path, err, hint)
 }

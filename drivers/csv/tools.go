@@ -2,7 +2,6 @@ package csv
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 	"math"
@@ -10,7 +9,6 @@ import (
 	"path"
 	"slices"
 	"strings"
-	"syscall"
 
 	"github.com/mcs-go/mcs"
 	"github.com/mcs-go/mcs/internal/confine"
@@ -112,9 +110,6 @@ func toolDefs(maxRows int) []*toolDef {
 		},
 	}
 }
-
-func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
-func isNotDir(err error) bool   { return errors.Is(err, syscall.ENOTDIR) }
 
 // rowLimit returns the number of rows to return for the limit argument (def when
 // absent; 0 means MaxRows) and whether the driver's maximum cut it.

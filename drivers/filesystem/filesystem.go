@@ -29,7 +29,6 @@ package filesystem
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -188,18 +187,7 @@ func New(cfg Config, opts ...mcs.Option) (*Driver, error) {
 // Close releases the root directory. Calls after Close fail.
 func (d *Driver) Close() error { return d.tools.Close() }
 
-// outcome is how a tool ends on err, met on path: with a result the model can
-// read when the path does not exist or is not a directory, with the failed call
-// for any other error.
+// outcome is how a tool ends on err, met on path (see [confine.Outcome]).
 func outcome(path string, err error) (any, error) {
-	var ce *confine.Error
-	switch {
-	case errors.As(err, &ce):
-		return nil, err
-	case isNotExist(err):
-		return map[string]any{"path": path, "error": "not found", "hint": "call list_directory on the parent directory to see what exists"}, nil
-	case isNotDir(err):
-		return map[string]any{"path": path, "error": "not a directory", "hint": "an element of the path is a file, not a directory"}, nil
-	}
-	return nil, err
+	return confine.Outcome(path, err, "call list_directory on the parent directory to see what exists")
 }

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -143,9 +142,6 @@ func toolDefs(maxRead int64) []*toolDef {
 		},
 	}
 }
-
-func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
-func isNotDir(err error) bool   { return errors.Is(err, syscall.ENOTDIR) }
 
 // typeName names the type of a file mode for results.
 func typeName(m fs.FileMode) string {
@@ -526,7 +522,7 @@ func (d *ToolDriver) mkdirAll(rel string) error {
 	if errors.As(err, &ce) {
 		return err
 	}
-	if isNotDir(err) || errors.Is(err, fs.ErrExist) {
+	if confine.IsNotDir(err) || errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("cannot create directory %q: a file is in the way", rel)
 	}
 	return fmt.Errorf("create directory %q: %w", rel, err)

@@ -28,9 +28,9 @@ func (d *ToolDriver) writeAtomic(ctx context.Context, rel string, data []byte) (
 		return false, fmt.Errorf("%q is not a regular file and cannot be written", rel)
 	case err == nil:
 		perm, keepPerm = fi.Mode().Perm(), true
-	case isNotExist(err):
+	case confine.IsNotExist(err):
 		created = true
-	case isNotDir(err):
+	case confine.IsNotDir(err):
 		// a parent is a file; mkdirAll below says so
 	default:
 		return false, err

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+	"syscall"
 )
 
 // Kind says why a path was refused.
@@ -129,4 +130,29 @@ func Classify(err error, path string) error {
 // the os package does not export it, so its text is compared.
 func isEscape(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "escapes from parent")
+}
+
+// IsNotExist reports whether err says that a path does not exist.
+func IsNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
+
+// IsNotDir reports whether err says that an element of a path is a file where a
+// directory should be.
+func IsNotDir(err error) bool { return errors.Is(err, syscall.ENOTDIR) }
+
+// Outcome is how a tool ends on err, met on the root-relative path: a path that
+// does not exist, or that has a file where a directory should be, gives a result
+// the model can read and act on, {"path", "error", "hint"} (notFoundHint for a
+// missing path); every other error, a confinement violation included, fails the
+// call unchanged.
+func Outcome(path string, err error, notFoundHint string) (any, error) {
+	var ce *Error
+	switch {
+	case errors.As(err, &ce):
+		return nil, err
+	case IsNotExist(err):
+		return map[string]any{"path": path, "error": "not found", "hint": notFoundHint}, nil
+	case IsNotDir(err):
+		return map[string]any{"path": path, "error": "not a directory", "hint": "an element of the path is a file, not a directory"}, nil
+	}
+	return nil, err
 }
