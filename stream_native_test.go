@@ -220,12 +220,8 @@ func TestStreamServerSentEvents(t *testing.T) {
 	if run.shown.String() != "Hi" {
 		t.Errorf("shown %q, want Hi", run.shown.String())
 	}
-	buf := d.NewStreamBuffer()
-	for _, c := range chunks {
-		buf.Add(c)
-	}
-	if buf.Format() != "anthropic-messages" || !buf.Finished() {
-		t.Errorf("format %q, finished %v", buf.Format(), buf.Finished())
+	if run.buf.Format() != "anthropic-messages" || !run.buf.Finished() {
+		t.Errorf("format %q, finished %v", run.buf.Format(), run.buf.Finished())
 	}
 }
 

@@ -39,22 +39,8 @@ var hostileReplies = []struct {
 
 // streamTextReply streams chunks to d and returns what the user saw and the calls.
 func streamTextReply(d *mcs.BaseDriver, chunks []string) (string, []call) {
-	ctx := context.Background()
-	buf := d.NewStreamBuffer()
-	var shown strings.Builder
-	var got []call
-	round := func() {
-		r := d.ProcessStream(ctx, buf)
-		got = append(got, calls(r)...)
-		shown.WriteString(buf.Text())
-	}
-	for _, c := range chunks {
-		buf.Add(c)
-		round()
-	}
-	buf.Finish()
-	round()
-	return shown.String(), got
+	run := feed(anys(chunks), true, d)
+	return run.shown.String(), run.calls()
 }
 
 // chunkings returns the reply cut at every byte offset into two chunks, into one-byte
@@ -152,14 +138,6 @@ func TestStreamNothingHeldAtTheEnd(t *testing.T) {
 	}
 }
 
-func textChunksString(s string, size int) []string {
-	var out []string
-	for i := 0; i < len(s); i += size {
-		out = append(out, s[i:min(i+size, len(s))])
-	}
-	return out
-}
-
 // TestStreamFanOutChunkings shares one buffer between two drivers owning different
 // tools under many chunkings: each runs what ProcessLLMResponse runs for it, and
 // neither call's JSON is shown.
@@ -172,21 +150,8 @@ func TestStreamFanOutChunkings(t *testing.T) {
 		t.Fatalf("whole reply: calc %+v, other %+v", wantCalc, wantOther)
 	}
 	for _, chunks := range chunkings(reply) {
-		calc, other := mcs.NewBaseDriver(&calcDriver{}), mcs.NewBaseDriver(&otherDriver{})
-		buf := calc.NewStreamBuffer()
-		var shown strings.Builder
-		var gotCalc, gotOther []call
-		round := func() {
-			gotCalc = append(gotCalc, calls(calc.ProcessStream(ctx, buf))...)
-			gotOther = append(gotOther, calls(other.ProcessStream(ctx, buf))...)
-			shown.WriteString(buf.Text())
-		}
-		for _, c := range chunks {
-			buf.Add(c)
-			round()
-		}
-		buf.Finish()
-		round()
+		run := feed(anys(chunks), true, mcs.NewBaseDriver(&calcDriver{}), mcs.NewBaseDriver(&otherDriver{}))
+		gotCalc, gotOther, shown := run.byDriver[0], run.byDriver[1], &run.shown
 		if diff := cmp.Diff(wantCalc, gotCalc); diff != "" {
 			t.Fatalf("chunks %q: calc (-want +got):\n%s", chunks, diff)
 		}

@@ -11,28 +11,33 @@ import (
 	"github.com/mcs-go/mcs"
 )
 
-// streamRun feeds chunks to a buffer shared by drivers, asking each driver after
-// every chunk, and returns what the user saw and every non-empty response.
+// streamRun is what one streamed reply gave: what the user saw, every response
+// that carried calls (drivers in turn, round by round), the calls of each driver,
+// and the number of rounds with CallPending.
 type streamRun struct {
 	buf       *mcs.StreamBuffer
 	shown     strings.Builder
 	responses []mcs.Response
-	pending   int // rounds with CallPending
+	byDriver  [][]call
+	pending   int
 }
 
-func runStream(t *testing.T, chunks []any, finish bool, drivers ...*mcs.BaseDriver) *streamRun {
-	t.Helper()
+// feed runs the client loop over chunks on one buffer shared by drivers: after
+// each Add every driver is asked and Text is read; with finish, a Finish round
+// follows.
+func feed(chunks []any, finish bool, drivers ...*mcs.BaseDriver) *streamRun {
 	ctx := context.Background()
 	buf := drivers[0].NewStreamBuffer()
-	out := &streamRun{buf: buf}
+	out := &streamRun{buf: buf, byDriver: make([][]call, len(drivers))}
 	round := func() {
-		for _, d := range drivers {
+		for i, d := range drivers {
 			r := d.ProcessStream(ctx, buf)
 			if r.CallPending {
 				out.pending++
 			}
 			if r.Calls != nil {
 				out.responses = append(out.responses, r)
+				out.byDriver[i] = append(out.byDriver[i], calls(r)...)
 			}
 		}
 		out.shown.WriteString(buf.Text())
@@ -45,9 +50,15 @@ func runStream(t *testing.T, chunks []any, finish bool, drivers ...*mcs.BaseDriv
 		buf.Finish()
 		round()
 	}
-	// nothing may stay held at the end
+	return out
+}
+
+// runStream is feed, and then checks that no driver still holds a call.
+func runStream(t *testing.T, chunks []any, finish bool, drivers ...*mcs.BaseDriver) *streamRun {
+	t.Helper()
+	out := feed(chunks, finish, drivers...)
 	for _, d := range drivers {
-		if r := d.ProcessStream(ctx, buf); r.CallPending {
+		if r := d.ProcessStream(context.Background(), out.buf); r.CallPending {
 			t.Errorf("a call is still pending after the end of the stream")
 		}
 	}
@@ -62,10 +73,22 @@ func (s *streamRun) calls() []call {
 	return out
 }
 
-func textChunks(s string, size int) []any {
-	var out []any
+// textChunksString cuts s into chunks of size bytes.
+func textChunksString(s string, size int) []string {
+	var out []string
 	for i := 0; i < len(s); i += size {
 		out = append(out, s[i:min(i+size, len(s))])
+	}
+	return out
+}
+
+// textChunks is textChunksString as values for StreamBuffer.Add.
+func textChunks(s string, size int) []any { return anys(textChunksString(s, size)) }
+
+func anys(chunks []string) []any {
+	out := make([]any, len(chunks))
+	for i, c := range chunks {
+		out[i] = c
 	}
 	return out
 }
