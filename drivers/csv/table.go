@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/mcs-go/mcs/internal/textcut"
 	"github.com/mcs-go/mcs/internal/tooltable"
 )
 
@@ -68,7 +69,7 @@ func newTable(r io.Reader, tabFirst bool) (*table, error) {
 		return nil, errors.New("the file is UTF-16 encoded; only UTF-8 (with or without BOM) and Latin-1 files can be read; convert it to UTF-8")
 	}
 	var src io.Reader = br
-	if !utf8.Valid(trimIncompleteRune(peek)) {
+	if !utf8.Valid(textcut.TrimIncomplete(peek)) {
 		t.encoding = encLatin1
 		src = bufio.NewReaderSize(&latin1Reader{r: br}, bufSize)
 	}
@@ -202,19 +203,6 @@ done:
 		}
 	}
 	return [...]rune{',', ';', '\t'}[best]
-}
-
-// trimIncompleteRune drops a UTF-8 sequence cut at the end of a buffer.
-func trimIncompleteRune(b []byte) []byte {
-	for i := 1; i <= utf8.UTFMax && i <= len(b); i++ {
-		if utf8.RuneStart(b[len(b)-i]) {
-			if !utf8.FullRune(b[len(b)-i:]) {
-				return b[:len(b)-i]
-			}
-			break
-		}
-	}
-	return b
 }
 
 // guardReader counts the bytes read since the last reset and fails with

@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcs-go/mcs"
 	"github.com/mcs-go/mcs/internal/confine"
+	"github.com/mcs-go/mcs/internal/textcut"
 	"github.com/mcs-go/mcs/internal/tooltable"
 )
 
@@ -293,7 +294,7 @@ func (d *ToolDriver) readFile(_ context.Context, args map[string]any) (any, erro
 			buf, offset = buf[skip:], offset+int64(skip)
 		}
 		if offset+int64(len(buf)) < size {
-			buf = trimPartialRune(buf)
+			buf = textcut.TrimIncomplete(buf)
 		}
 		if bytes.IndexByte(buf, 0) >= 0 || !utf8.Valid(buf) {
 			return map[string]any{
@@ -316,21 +317,6 @@ func (d *ToolDriver) readFile(_ context.Context, args map[string]any) (any, erro
 		res["notice"] = fmt.Sprintf("[cut: bytes %d to %d of %d shown; call read_file with offset %d to read on]", offset, end, size, end)
 	}
 	return res, nil
-}
-
-// trimPartialRune drops an incomplete UTF-8 sequence at the end of b.
-func trimPartialRune(b []byte) []byte {
-	for i := 1; i <= utf8.UTFMax && i <= len(b); i++ {
-		c := b[len(b)-i]
-		if !utf8.RuneStart(c) {
-			continue
-		}
-		if !utf8.FullRune(b[len(b)-i:]) {
-			return b[:len(b)-i]
-		}
-		break
-	}
-	return b
 }
 
 func encodingArg(args map[string]any) (string, error) {

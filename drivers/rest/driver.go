@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcs-go/mcs"
 	"github.com/mcs-go/mcs/internal/clone"
+	"github.com/mcs-go/mcs/internal/textcut"
 )
 
 // Version is the version of the REST driver reported in its Meta.
@@ -294,7 +295,7 @@ func readResponse(resp *http.Response, call string, limit int64, red redactor) (
 		return "", &StatusError{
 			StatusCode: resp.StatusCode,
 			Reason:     red.apply(reason(resp)),
-			Body:       strings.ToValidUTF8(trimPartialRune(cutUTF8(red.apply(body), maxErrorBody)), "\uFFFD"),
+			Body:       strings.ToValidUTF8(textcut.TrimIncomplete(textcut.Prefix(red.apply(body), maxErrorBody)), "\uFFFD"),
 		}
 	}
 	if len(data) == 0 {
@@ -305,7 +306,7 @@ func readResponse(resp *http.Response, call string, limit int64, red redactor) (
 	if truncated {
 		head = data[:limit]
 	}
-	if ct := resp.Header.Get("Content-Type"); !utf8.ValidString(trimPartialRune(string(head))) && !textual(ct) {
+	if ct := resp.Header.Get("Content-Type"); !utf8.ValidString(textcut.TrimIncomplete(string(head))) && !textual(ct) {
 		size := fmt.Sprintf("%d bytes", len(data))
 		if truncated {
 			size = fmt.Sprintf("more than %d bytes", limit)
@@ -317,21 +318,8 @@ func readResponse(resp *http.Response, call string, limit int64, red redactor) (
 	}
 	text := string(data)
 	text = red.apply(text[:red.cut(text, int(limit))])
-	text = strings.ToValidUTF8(trimPartialRune(text[:min(int64(len(text)), limit)]), "\uFFFD")
+	text = strings.ToValidUTF8(textcut.TrimIncomplete(text[:min(int64(len(text)), limit)]), "\uFFFD")
 	return text + fmt.Sprintf("\n[response truncated: the body is longer than %d bytes; only the first %d bytes are shown]", limit, limit), nil
-}
-
-// trimPartialRune drops an incomplete UTF-8 sequence at the end of s.
-func trimPartialRune(s string) string {
-	for i := len(s) - 1; i >= 0 && i >= len(s)-utf8.UTFMax; i-- {
-		if utf8.RuneStart(s[i]) {
-			if !utf8.FullRuneInString(s[i:]) {
-				return s[:i]
-			}
-			return s
-		}
-	}
-	return s
 }
 
 // textual reports whether a Content-Type is text a model can read.

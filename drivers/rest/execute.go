@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 )
 
 // maxErrorBody is how much of a failed response's body an error quotes.
@@ -713,16 +712,4 @@ func reason(resp *http.Response) string {
 		return r
 	}
 	return http.StatusText(resp.StatusCode)
-}
-
-// cutUTF8 returns at most n bytes of s, not splitting a UTF-8 sequence.
-func cutUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	i := n
-	for i > 0 && i > n-utf8.UTFMax && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i]
 }

@@ -19,6 +19,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/oauth2"
+
+	"github.com/mcs-go/mcs/internal/textcut"
 )
 
 // ExpiryMargin is how long before its expiry a cached access token is treated as
@@ -649,11 +651,7 @@ func cleanText(s string, max int) string {
 	if len(s) <= max {
 		return s
 	}
-	cut := max - 3
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "..."
+	return textcut.Prefix(s, max-3) + "..."
 }
 
 // clampSeconds converts n seconds to a duration no longer than limit.

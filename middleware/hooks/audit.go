@@ -13,9 +13,9 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/mcs-go/mcs/internal/clone"
+	"github.com/mcs-go/mcs/internal/textcut"
 )
 
 // Outcomes of a call as the audit trails record them.
@@ -219,11 +219,8 @@ func (c *auditConfig) cut(s string) string {
 	if c.maxLen <= 0 || len(s) <= c.maxLen {
 		return s
 	}
-	n := c.maxLen
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return fmt.Sprintf("%s…(%d more bytes)", s[:n], len(s)-n)
+	p := textcut.Prefix(s, c.maxLen)
+	return fmt.Sprintf("%s…(%d more bytes)", p, len(s)-len(p))
 }
 
 // SlogAudit returns hooks that log one record per call to logger (nil means

@@ -13,9 +13,9 @@ import (
 	"sync"
 	"unicode"
 	"unicode/utf16"
-	"unicode/utf8"
 
 	"github.com/mcs-go/mcs/internal/clone"
+	"github.com/mcs-go/mcs/internal/textcut"
 )
 
 // Limits of what the prompt shows of the arguments.
@@ -243,11 +243,8 @@ func cut(s string) string {
 	if len(s) <= promptMaxString {
 		return s
 	}
-	n := promptMaxString
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return fmt.Sprintf("%s… (%d more bytes)", s[:n], len(s)-n)
+	p := textcut.Prefix(s, promptMaxString)
+	return fmt.Sprintf("%s… (%d more bytes)", p, len(s)-len(p))
 }
 
 // shorten returns a copy of v for display, made of JSON values only: long strings
