@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/mcs-go/mcs"
+	"github.com/mcs-go/mcs/internal/textcut"
 )
 
 // Parse checks the model-supplied args against the parameters of t and returns
@@ -186,7 +187,7 @@ func describe(v any) string {
 	switch x := v.(type) {
 	case string:
 		if len(x) > 40 {
-			return fmt.Sprintf("the string %q...", x[:40])
+			return fmt.Sprintf("the string %q...", textcut.Prefix(x, 40))
 		}
 		return fmt.Sprintf("the string %q", x)
 	case bool:
