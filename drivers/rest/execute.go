@@ -333,12 +333,9 @@ func (a *argument) pathValue(v any) (string, error) {
 		if len(x) == 0 {
 			return "", fmt.Errorf("argument %q: an empty list cannot fill a path segment", a.name)
 		}
-		for _, e := range x {
-			s, err := a.scalar(e)
-			if err != nil {
-				return "", err
-			}
-			parts = append(parts, s)
+		var err error
+		if parts, err = a.scalars(x); err != nil {
+			return "", err
 		}
 	case map[string]any:
 		return "", fmt.Errorf("argument %q: a path parameter must be a string, number, boolean or list, not an object", a.name)
@@ -387,13 +384,9 @@ func (a *argument) addQuery(q url.Values, v any) error {
 	}
 	switch x := v.(type) {
 	case []any:
-		vals := make([]string, 0, len(x))
-		for _, e := range x {
-			s, err := a.scalar(e)
-			if err != nil {
-				return err
-			}
-			vals = append(vals, s)
+		vals, err := a.scalars(x)
+		if err != nil {
+			return err
 		}
 		switch {
 		case a.style == "spaceDelimited" && !a.explode:
@@ -448,13 +441,9 @@ func (a *argument) simple(v any) (string, error) {
 	}
 	switch x := v.(type) {
 	case []any:
-		vals := make([]string, 0, len(x))
-		for _, e := range x {
-			s, err := a.scalar(e)
-			if err != nil {
-				return "", err
-			}
-			vals = append(vals, s)
+		vals, err := a.scalars(x)
+		if err != nil {
+			return "", err
 		}
 		return strings.Join(vals, ","), nil
 	case map[string]any:
@@ -569,6 +558,19 @@ func (op *operation) multipartBody(form url.Values, order []string) ([]byte, str
 		return nil, "", err
 	}
 	return buf.Bytes(), w.FormDataContentType(), nil
+}
+
+// scalars serialises the items of a list with scalar.
+func (a *argument) scalars(items []any) ([]string, error) {
+	vals := make([]string, 0, len(items))
+	for _, e := range items {
+		s, err := a.scalar(e)
+		if err != nil {
+			return nil, err
+		}
+		vals = append(vals, s)
+	}
+	return vals, nil
 }
 
 // scalar renders a string, number or boolean; anything else is an error that

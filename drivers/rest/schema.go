@@ -182,11 +182,7 @@ func shallow(s *openapi3.Schema) map[string]any {
 	if t := s.Type.Slice(); len(t) == 1 {
 		out["type"] = t[0]
 	} else if len(t) > 1 {
-		ts := make([]any, len(t))
-		for i, x := range t {
-			ts[i] = x
-		}
-		out["type"] = ts
+		out["type"] = anyList(t)
 	}
 	str("title", s.Title)
 	str("format", s.Format)
@@ -213,11 +209,7 @@ func shallow(s *openapi3.Schema) map[string]any {
 	count("minItems", s.MinItems)
 	limit("maxItems", s.MaxItems)
 	if len(s.Required) > 0 {
-		req := make([]any, len(s.Required))
-		for i, r := range s.Required {
-			req[i] = r
-		}
-		out["required"] = req
+		out["required"] = anyList(s.Required)
 	}
 	count("minProperties", s.MinProps)
 	limit("maxProperties", s.MaxProps)
@@ -226,11 +218,7 @@ func shallow(s *openapi3.Schema) map[string]any {
 	if len(s.DependentRequired) > 0 {
 		dr := make(map[string]any, len(s.DependentRequired))
 		for k, names := range s.DependentRequired {
-			l := make([]any, len(names))
-			for i, n := range names {
-				l[i] = n
-			}
-			dr[k] = l
+			dr[k] = anyList(names)
 		}
 		out["dependentRequired"] = dr
 	}
@@ -365,4 +353,13 @@ func sortedKeys[M ~map[string]V, V any](m M) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// anyList converts strings to the []any a decoded JSON array holds.
+func anyList(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, x := range ss {
+		out[i] = x
+	}
+	return out
 }
