@@ -176,6 +176,9 @@ func (b *BaseDriver) ListTools(ctx context.Context) ([]Tool, error) {
 // outside (an orchestrator), so a consent policy on the driver always applies. A nil
 // args is passed on as an empty map. A panic in a middleware or the tool is returned
 // as a *PanicError.
+//
+// Before the chain runs, ctx gains a [CallInfo] with this driver's Meta and the
+// tool's definition; Label and CallID are kept from a CallInfo already in ctx.
 func (b *BaseDriver) ExecuteTool(ctx context.Context, name string, args map[string]any) (result any, err error) {
 	defer func() {
 		if v := recover(); v != nil {
@@ -185,7 +188,10 @@ func (b *BaseDriver) ExecuteTool(ctx context.Context, name string, args map[stri
 	if args == nil {
 		args = map[string]any{}
 	}
-	return b.chain.Load().call(ctx, name, args)
+	info, _ := CallInfoFromContext(ctx)
+	info.Driver = b.Meta()
+	info.Tool = lookupTool(ctx, b.td, name)
+	return b.chain.Load().call(ContextWithCallInfo(ctx, info), name, args)
 }
 
 // FunctionDescription returns the tools rendered by the prompt codec, or the text set
@@ -371,7 +377,9 @@ func (b *BaseDriver) run(ctx context.Context, s ExtractionStrategy, reply Reply,
 		case ctx.Err() != nil:
 			rec.Err = fmt.Errorf("call to %q not started: %w", c.Name, context.Cause(ctx))
 		default:
-			rec.Result, rec.Err = b.ExecuteTool(ctx, c.Name, maps.Clone(c.Arguments))
+			info, _ := CallInfoFromContext(ctx)
+			info.CallID = c.ID
+			rec.Result, rec.Err = b.ExecuteTool(ContextWithCallInfo(ctx, info), c.Name, maps.Clone(c.Arguments))
 		}
 		if rec.Err != nil {
 			rec.Result = nil

@@ -11,16 +11,26 @@ import (
 // be decoded, even after repair, never closed, or named two different tools.
 var ErrMalformedCall = errors.New("malformed tool call")
 
-// ArgumentsError reports that a call's arguments were not a JSON object.
+// ArgumentsError is the one error type for arguments a tool cannot take: either
+// the arguments were not a JSON object at all (Field and Got are set), or they were
+// an object with problems (Problems lists every one). Drivers, the orchestrator and
+// middleware return it, or wrap it, so that a client can branch with errors.As and
+// the model reads every problem in the retry prompt at once.
 type ArgumentsError struct {
 	Tool  string // the tool the call named
 	Field string // the field that held the arguments, such as "arguments" or "input"
 	Got   string // the JSON type found, such as "string" or "array"
+	// Problems are the problems of an arguments object, each "path: what is wrong"
+	// (for example `/count: want integer, got string "five"`), in a stable order.
+	Problems []string
 }
 
 // Error returns a message for the model: which field of which call must be an
-// object, and what it was instead.
+// object, and what it was instead; or every problem of the arguments.
 func (e *ArgumentsError) Error() string {
+	if len(e.Problems) > 0 {
+		return fmt.Sprintf("invalid arguments for %q: %s", e.Tool, strings.Join(e.Problems, "; "))
+	}
 	article := "a "
 	switch e.Got {
 	case "array", "object":

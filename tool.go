@@ -29,6 +29,28 @@ type Tool struct {
 	Description string
 	// Parameters are the tool's arguments, in the order they are presented.
 	Parameters []Parameter
+	// Annotations are behaviour hints for the client (consent policies, a UI); they
+	// are never sent to the model. Nil means nothing is known: treat the tool as
+	// possibly destructive and not read-only.
+	Annotations *ToolAnnotations
+}
+
+// ToolAnnotations are hints about what a tool does, in the sense of MCP's tool
+// annotations. Drivers derive them from what they know (REST from the HTTP method,
+// the file drivers from the tool); they are hints, not guarantees, so a client that
+// must be safe with a hostile driver does not rely on them.
+type ToolAnnotations struct {
+	// ReadOnly reports that the tool does not change its environment.
+	ReadOnly bool
+	// Destructive reports that the tool may delete or overwrite (meaningful only when
+	// ReadOnly is false).
+	Destructive bool
+	// Idempotent reports that calling the tool twice with the same arguments has no
+	// further effect (meaningful only when ReadOnly is false).
+	Idempotent bool
+	// OpenWorld reports that the tool reaches an open set of external entities (the
+	// web), rather than a closed domain.
+	OpenWorld bool
 }
 
 // Summary returns the text that describes the tool to the model: Description, or

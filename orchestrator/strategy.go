@@ -96,8 +96,8 @@ type Versioned interface {
 }
 
 // ErrUnknownTool is wrapped by the error of a call whose name no driver or layer can
-// route.
-var ErrUnknownTool = errors.New("unknown tool")
+// route. It is [mcs.ErrUnknownTool], so errors.Is works the same for every driver.
+var ErrUnknownTool = mcs.ErrUnknownTool
 
 // ListError reports that the driver registered under Label failed to list its tools.
 // Strategies return it, joined, with a partial listing (see [Strategy]).
@@ -232,7 +232,15 @@ func (f *flat) ExecuteTool(ctx context.Context, drivers []Entry, name string, ar
 	if !ok {
 		return nil, unknownTool(name, "no registered driver lists it")
 	}
-	return drivers[i].Driver.ExecuteTool(ctx, name, args)
+	return drivers[i].Driver.ExecuteTool(withLabel(ctx, drivers[i].Label), name, args)
+}
+
+// withLabel returns ctx whose [mcs.CallInfo] names label, so that the routed driver's
+// chain sees the label it is registered under.
+func withLabel(ctx context.Context, label string) context.Context {
+	info, _ := mcs.CallInfoFromContext(ctx)
+	info.Label = label
+	return mcs.ContextWithCallInfo(ctx, info)
 }
 
 // listEach lists every driver in order, expecting about size tools. routes is nil

@@ -1,0 +1,99 @@
+package mcs
+
+import (
+	"context"
+	"errors"
+)
+
+// ErrUnknownTool is wrapped by the error of a call whose tool name the driver does
+// not publish. Every driver of this module and the orchestrator wrap it, so that
+// errors.Is(rec.Err, mcs.ErrUnknownTool) works whatever the client holds.
+var ErrUnknownTool = errors.New("unknown tool")
+
+// CallInfo describes the call a middleware is running. BaseDriver puts it in the
+// context before its chain runs, so middleware shared by several drivers can tell
+// them apart, and audit records and traces can name the driver, the call id and the
+// tool's definition. Fields may be added.
+type CallInfo struct {
+	// Driver is the meta of the driver whose chain is running.
+	Driver Meta
+	// Label is the orchestrator label of that driver; "" when the call was not routed
+	// to it by an orchestrator.
+	Label string
+	// Tool is the called tool's definition; only Name is set when the driver does not
+	// list the tool (the call will fail as unknown).
+	Tool Tool
+	// CallID is the provider's call id; "" for calls parsed from text and for calls
+	// made directly through ExecuteTool.
+	CallID string
+}
+
+type callInfoKey struct{}
+
+// ContextWithCallInfo returns a copy of ctx that carries info. BaseDriver calls it
+// before running its chain, keeping Label and CallID of a CallInfo already in ctx and
+// setting Driver and Tool to its own; an orchestrator calls it with the Label of the
+// driver it routes to. Clients rarely need it, except to pass a call id to a direct
+// ExecuteTool.
+func ContextWithCallInfo(ctx context.Context, info CallInfo) context.Context {
+	return context.WithValue(ctx, callInfoKey{}, info)
+}
+
+// CallInfoFromContext returns the CallInfo of the call ctx belongs to, and whether
+// there is one. Inside a driver's middleware chain there always is.
+func CallInfoFromContext(ctx context.Context) (CallInfo, bool) {
+	info, ok := ctx.Value(callInfoKey{}).(CallInfo)
+	return info, ok
+}
+
+// ToolDefiner is an optional interface of a [ToolDriver] that returns one tool's
+// definition without listing them all; BaseDriver uses it, when present, to fill
+// [CallInfo.Tool]. ok is false when the driver does not publish name.
+type ToolDefiner interface {
+	ToolDefinition(ctx context.Context, name string) (tool Tool, ok bool, err error)
+}
+
+// lookupTool returns the definition of name from td, or a Tool with only Name set.
+func lookupTool(ctx context.Context, td ToolDriver, name string) Tool {
+	if d, ok := td.(ToolDefiner); ok {
+		if t, ok, err := d.ToolDefinition(ctx, name); err == nil && ok {
+			return t
+		}
+		return Tool{Name: name}
+	}
+	tools, err := td.ListTools(ctx)
+	if err == nil {
+		for i := range tools {
+			if tools[i].Name == name {
+				return tools[i]
+			}
+		}
+	}
+	return Tool{Name: name}
+}
+
+// ExtractCalls returns every call-shaped entry of response, owned by anybody or
+// nobody, with the name of the wire format that recognised it ("" when none did).
+// With no strategies it uses [DefaultExtractionStrategies] over the default prompt
+// strategy. It is how a client finds the calls no driver owned: a driver keeps silent
+// about tools it does not publish (so a reply can be offered to several drivers), so
+// a client compares these calls with the Response's Calls and answers the rest (a
+// hallucinated tool must not become the final answer, and in native mode every call
+// id must be answered). It never panics; a panic in a strategy yields no calls.
+func ExtractCalls(response any, strategies ...ExtractionStrategy) (format string, calls []ToolCall) {
+	if len(strategies) == 0 {
+		strategies = DefaultExtractionStrategies(DefaultPromptStrategy())
+	}
+	defer func() {
+		if recover() != nil {
+			format, calls = "", nil
+		}
+	}()
+	reply := NewReply(response)
+	for _, s := range strategies {
+		if s != nil && s.Match(reply) {
+			return s.Format(), s.Extract(reply)
+		}
+	}
+	return "", nil
+}
