@@ -34,7 +34,8 @@
 // *[mcs.ArgumentsError] that lists every problem, so the model can fix them all in
 // one retry; the function is not called. Integer fields take json.Number values
 // exactly and refuse fractions, so int64 ids keep their precision when the arguments
-// carry them as json.Number. The function's Out is the call's result, its error a
+// carry them as json.Number (as an MCP server or a Go caller may); no value is sent
+// through float64 on the way. The function's Out is the call's result, its error a
 // failed call, and a panic in it is recovered into a *[mcs.PanicError].
 package tools
 
@@ -126,8 +127,8 @@ func (t *Table) ToolsVersion() uint64 { return t.version.Load() }
 // ExecuteTool runs the tool name with args decoded into its input type. It fails
 // with an error wrapping [mcs.ErrUnknownTool] for a name the table does not
 // publish, with ctx's cause when ctx is done before the call starts, with an
-// *[mcs.ArgumentsError] listing every problem of args, with the function's error
-// (wrapped, naming the tool), and with a *[mcs.PanicError] when the function
+// *[mcs.ArgumentsError] listing every problem of args, with the function's error as
+// it returned it (the retry prompt names the tool already), and with a *[mcs.PanicError] when the function
 // panics. The result is nil whenever the error is not.
 func (t *Table) ExecuteTool(ctx context.Context, name string, args map[string]any) (result any, err error) {
 	t.mu.RLock()
@@ -226,7 +227,7 @@ func Add[In, Out any](t *Table, name, description string, fn func(context.Contex
 		}
 		out, err := fn(ctx, in)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
+			return nil, err
 		}
 		return out, nil
 	}

@@ -1,5 +1,5 @@
 // Command quickstart shows the MCS kernel end to end: a small in-process tool
-// driver, a logging middleware and a consent middleware, and a few realistic model
+// driver written as typed Go functions (package tools), a logging middleware and a consent middleware, and a few realistic model
 // replies processed by a BaseDriver.
 //
 //	go run ./examples/quickstart
@@ -8,7 +8,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -17,55 +16,69 @@ import (
 	"sync"
 
 	"github.com/mcs-go/mcs"
+	"github.com/mcs-go/mcs/tools"
 )
 
-// notes is a ToolDriver over an in-memory notebook.
-type notes struct {
+// notebook is the system the tools reach: an in-memory set of notes.
+type notebook struct {
 	mu    sync.Mutex
 	items map[string]string
 }
 
-var _ mcs.ToolDriver = (*notes)(nil)
+// The tools' inputs: each exported field is a parameter, named by its json tag.
+type (
+	listNotes struct{}
+	noteRef   struct {
+		Title string `json:"title" description:"Title of the note."`
+	}
+	deleteRef struct {
+		Title string `json:"title"`
+	}
+)
 
-func (n *notes) Meta() mcs.Meta {
-	return mcs.Meta{ID: "quickstart/notes", Name: "Notes", Version: "1.0.0",
-		Bindings: []mcs.Binding{{Capability: "notes", Adapter: "memory", SpecFormat: "builtin"}}}
+// toolDriver publishes the notebook's tools: typed Go functions, no name switch
+// and no type assertions on a map of arguments.
+func (n *notebook) toolDriver() *tools.Table {
+	t := tools.New(mcs.Meta{ID: "quickstart/notes", Name: "Notes", Version: "1.0.0",
+		Bindings: []mcs.Binding{{Capability: "notes", Adapter: "memory", SpecFormat: "builtin"}}})
+	tools.Add(t, "list_notes", "Lists the titles of all notes.", n.list,
+		tools.WithAnnotations(mcs.ToolAnnotations{ReadOnly: true}))
+	tools.Add(t, "read_note", "Returns the text of one note.", n.read,
+		tools.WithAnnotations(mcs.ToolAnnotations{ReadOnly: true}))
+	tools.Add(t, "delete_note", "Deletes a note.", n.delete,
+		tools.WithAnnotations(mcs.ToolAnnotations{Destructive: true}))
+	return t
 }
 
-func (n *notes) ListTools(context.Context) ([]mcs.Tool, error) {
-	return []mcs.Tool{
-		{Name: "list_notes", Description: "Lists the titles of all notes."},
-		{Name: "read_note", Description: "Returns the text of one note.",
-			Parameters: []mcs.Parameter{{Name: "title", Description: "Title of the note.", Required: true}}},
-		{Name: "delete_note", Description: "Deletes a note.",
-			Parameters: []mcs.Parameter{{Name: "title", Required: true}}},
-	}, nil
-}
-
-func (n *notes) ExecuteTool(_ context.Context, name string, args map[string]any) (any, error) {
+func (n *notebook) list(context.Context, listNotes) (map[string]any, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	switch name {
-	case "list_notes":
-		titles := make([]string, 0, len(n.items))
-		for t := range n.items {
-			titles = append(titles, t)
-		}
-		sort.Strings(titles)
-		return map[string]any{"titles": titles}, nil
-	case "read_note", "delete_note":
-		title, _ := args["title"].(string)
-		text, ok := n.items[title]
-		if !ok {
-			return nil, fmt.Errorf("no note titled %q; call list_notes to see the titles", title)
-		}
-		if name == "delete_note" {
-			delete(n.items, title)
-			return "deleted " + title, nil
-		}
-		return text, nil
+	titles := make([]string, 0, len(n.items))
+	for t := range n.items {
+		titles = append(titles, t)
 	}
-	return nil, errors.New("unknown tool " + name)
+	sort.Strings(titles)
+	return map[string]any{"titles": titles}, nil
+}
+
+func (n *notebook) read(_ context.Context, in noteRef) (string, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	text, ok := n.items[in.Title]
+	if !ok {
+		return "", fmt.Errorf("no note titled %q; call list_notes to see the titles", in.Title)
+	}
+	return text, nil
+}
+
+func (n *notebook) delete(_ context.Context, in deleteRef) (string, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if _, ok := n.items[in.Title]; !ok {
+		return "", fmt.Errorf("no note titled %q; call list_notes to see the titles", in.Title)
+	}
+	delete(n.items, in.Title)
+	return "deleted " + in.Title, nil
 }
 
 func main() {
@@ -97,10 +110,11 @@ func run(ctx context.Context, out io.Writer) error {
 		return next(ctx, name, args)
 	})
 
-	driver := mcs.NewBaseDriver(&notes{items: map[string]string{
+	nb := &notebook{items: map[string]string{
 		"groceries": "milk, eggs, coffee",
 		"ideas":     "a Go SDK for MCS",
-	}}, mcs.WithMiddleware(logging, consent))
+	}}
+	driver := mcs.NewBaseDriver(nb.toolDriver(), mcs.WithMiddleware(logging, consent))
 
 	sys, err := driver.SystemMessage(ctx, "any-model")
 	if err != nil {
