@@ -68,7 +68,7 @@ func (d *decoder[In]) decode(args map[string]any) (In, error) {
 		val, ok := args[f.name]
 		if !ok || val == nil {
 			if f.required {
-				problems = append(problems, fmt.Sprintf("/%s: missing required argument (want %s)", pointerToken(f.name), typeWord(f.schema)))
+				problems = append(problems, fmt.Sprintf("%s: missing required argument (want %s)", f.path, typeWord(f.schema)))
 			}
 			continue
 		}
@@ -94,7 +94,7 @@ func (d *decoder[In]) hasUnknown(args map[string]any) bool {
 
 // set stores val in dst, the field f; it returns a problem or "".
 func set(dst reflect.Value, f *field, val any) string {
-	path := "/" + pointerToken(f.name)
+	path := f.path
 	switch f.kind {
 	case stringKind:
 		if s, ok := val.(string); ok {

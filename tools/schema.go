@@ -20,6 +20,7 @@ var (
 // field is one top-level argument of a tool: a field of the In struct.
 type field struct {
 	name     string // JSON name
+	path     string // JSON Pointer of the argument, "/name"
 	index    []int  // reflect field index path (embedded structs are flattened)
 	typ      reflect.Type
 	required bool
@@ -128,6 +129,7 @@ func (s *inferrer) collect(t reflect.Type, idx []int, path string, out *[]field)
 		desc, _ := schema["description"].(string)
 		*out = append(*out, field{
 			name:     name,
+			path:     "/" + pointerToken(name),
 			index:    index,
 			typ:      f.Type,
 			required: !omit && f.Type.Kind() != reflect.Pointer,
