@@ -29,7 +29,7 @@ type ArgumentsError struct {
 // object, and what it was instead; or every problem of the arguments.
 func (e *ArgumentsError) Error() string {
 	if len(e.Problems) > 0 {
-		return fmt.Sprintf("invalid arguments for %q: %s", e.Tool, strings.Join(e.Problems, "; "))
+		return e.Tool + ": invalid arguments: " + strings.Join(e.Problems, "; ")
 	}
 	article := "a "
 	switch e.Got {

@@ -59,8 +59,12 @@ func (d *decoder[In]) decode(args map[string]any) (In, error) {
 			}
 		}
 		slices.Sort(unknown)
-		for _, k := range unknown {
-			problems = append(problems, fmt.Sprintf("/%s: unknown argument; %s", pointerToken(k), d.params))
+		for i, k := range unknown {
+			if i == 0 {
+				problems = append(problems, fmt.Sprintf("/%s: unknown argument; %s", pointerToken(k), d.params))
+			} else {
+				problems = append(problems, fmt.Sprintf("/%s: unknown argument", pointerToken(k)))
+			}
 		}
 	}
 	for i := range d.fields {
@@ -95,6 +99,19 @@ func (d *decoder[In]) hasUnknown(args map[string]any) bool {
 // set stores val in dst, the field f; it returns a problem or "".
 func set(dst reflect.Value, f *field, val any) string {
 	path := f.path
+	if f.ptr {
+		elem := reflect.New(dst.Type().Elem())
+		if p := setScalar(elem.Elem(), f, path, val); p != "" {
+			return p
+		}
+		dst.Set(elem)
+		return ""
+	}
+	return setScalar(dst, f, path, val)
+}
+
+// setScalar stores val in dst, of the field f's kind; it returns a problem or "".
+func setScalar(dst reflect.Value, f *field, path string, val any) string {
 	switch f.kind {
 	case stringKind:
 		if s, ok := val.(string); ok {
@@ -102,14 +119,21 @@ func set(dst reflect.Value, f *field, val any) string {
 			return ""
 		}
 	case boolKind:
-		if b, ok := val.(bool); ok {
+		switch b := val.(type) {
+		case bool:
 			dst.SetBool(b)
 			return ""
+		case string: // models often quote booleans
+			if pb, err := strconv.ParseBool(strings.TrimSpace(b)); err == nil {
+				dst.SetBool(pb)
+				return ""
+			}
 		}
 	case intKind:
 		if n, ok, why := toInt(val); ok {
 			if dst.OverflowInt(n) {
-				return fmt.Sprintf("%s: want %s, got %s (out of range)", path, dst.Type(), describe(val))
+				bits := dst.Type().Bits()
+				return fmt.Sprintf("%s: want integer from %d to %d, got %s", path, -(int64(1) << (bits - 1)), int64(1)<<(bits-1)-1, describe(val))
 			}
 			dst.SetInt(n)
 			return ""
@@ -118,14 +142,17 @@ func set(dst reflect.Value, f *field, val any) string {
 		}
 	case uintKind:
 		if n, ok, why := toInt(val); ok {
-			if n < 0 || dst.OverflowUint(uint64(n)) {
-				return fmt.Sprintf("%s: want %s, got %s (out of range)", path, dst.Type(), describe(val))
+			if n < 0 {
+				return fmt.Sprintf("%s: want integer >= 0, got %s", path, describe(val))
+			}
+			if dst.OverflowUint(uint64(n)) {
+				return fmt.Sprintf("%s: want integer from 0 to %d, got %s", path, uint64(1)<<dst.Type().Bits()-1, describe(val))
 			}
 			dst.SetUint(uint64(n))
 			return ""
 		} else if why != "" {
 			return fmt.Sprintf("%s: want integer, got %s (%s)", path, describe(val), why)
-		} else if s, ok := val.(json.Number); ok {
+		} else if s, ok := asNumber(val); ok {
 			if u, err := strconv.ParseUint(string(s), 10, 64); err == nil && !dst.OverflowUint(u) {
 				dst.SetUint(u)
 				return ""
@@ -140,6 +167,13 @@ func set(dst reflect.Value, f *field, val any) string {
 			if fl, err := x.Float64(); err == nil {
 				dst.SetFloat(fl)
 				return ""
+			}
+		case string: // models often quote numbers
+			if t := strings.TrimSpace(x); isNumber(t) {
+				if fl, err := strconv.ParseFloat(t, 64); err == nil {
+					dst.SetFloat(fl)
+					return ""
+				}
 			}
 		case int:
 			dst.SetFloat(float64(x))
@@ -158,6 +192,12 @@ func set(dst reflect.Value, f *field, val any) string {
 // number; why is set when it is a number but not an integer that fits.
 func toInt(val any) (n int64, ok bool, why string) {
 	switch x := val.(type) {
+	case string: // models often quote numbers
+		t := strings.TrimSpace(x)
+		if t == "" || !isNumber(t) {
+			return 0, false, ""
+		}
+		return toInt(json.Number(t))
 	case float64:
 		if x != math.Trunc(x) || math.IsInf(x, 0) || math.IsNaN(x) {
 			return 0, false, "not a whole number"
@@ -187,6 +227,24 @@ func toInt(val any) (n int64, ok bool, why string) {
 	return 0, false, ""
 }
 
+// asNumber returns val as a JSON number when it is one, or a string holding one.
+func asNumber(val any) (json.Number, bool) {
+	switch x := val.(type) {
+	case json.Number:
+		return x, true
+	case string:
+		if t := strings.TrimSpace(x); isNumber(t) {
+			return json.Number(t), true
+		}
+	}
+	return "", false
+}
+
+// isNumber reports whether s is a JSON number.
+func isNumber(s string) bool {
+	return json.Valid([]byte(s)) && s != "" && (s[0] == '-' || (s[0] >= '0' && s[0] <= '9'))
+}
+
 // setSlow decodes val into dst through encoding/json, for every type that is not a
 // plain scalar; unknown keys of nested structs are refused.
 func setSlow(dst reflect.Value, path string, val any) string {
@@ -214,7 +272,15 @@ func jsonProblem(err error, val any) string {
 				sub += "/" + pointerToken(part)
 			}
 		}
-		return fmt.Sprintf("%s: want %s, got %s", sub, goTypeWord(te.Type), te.Value)
+		got := te.Value
+		switch val.(type) {
+		case map[string]any, []any:
+		default:
+			if sub == "" {
+				got = describe(val) // the argument itself: show its value
+			}
+		}
+		return fmt.Sprintf("%s: want %s, got %s", sub, goTypeWord(te.Type), got)
 	}
 	msg := err.Error()
 	if rest, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
@@ -222,11 +288,24 @@ func jsonProblem(err error, val any) string {
 	}
 	msg = strings.TrimPrefix(msg, "json: ")
 	msg = strings.TrimPrefix(msg, "parsing time ")
+	if strings.Contains(msg, "got ") {
+		return ": " + msg
+	}
 	return fmt.Sprintf(": %s (got %s)", msg, describe(val))
 }
 
 // typeWord names the JSON type a schema asks for.
 func typeWord(schema map[string]any) string {
+	switch ts := schema["type"].(type) {
+	case []string:
+		return strings.Join(ts, " or ")
+	case []any:
+		parts := make([]string, len(ts))
+		for i, t := range ts {
+			parts[i] = fmt.Sprint(t)
+		}
+		return strings.Join(parts, " or ")
+	}
 	if t, ok := schema["type"].(string); ok {
 		if f, ok := schema["format"].(string); ok && f == "date-time" {
 			return "string (RFC 3339 date-time)"

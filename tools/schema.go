@@ -15,7 +15,16 @@ var (
 	rawMessageType  = reflect.TypeFor[json.RawMessage]()
 	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
 	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
+	schemerType     = reflect.TypeFor[Schemer]()
 )
+
+// Schemer is implemented by an argument type that describes its own JSON Schema,
+// for a value the Go type system cannot express (a string that also accepts numbers,
+// a union). Pair it with json.Unmarshaler so that decoding accepts what the schema
+// promises. JSONSchema must return a new map on every call.
+type Schemer interface {
+	JSONSchema() map[string]any
+}
 
 // field is one top-level argument of a tool: a field of the In struct.
 type field struct {
@@ -27,6 +36,7 @@ type field struct {
 	desc     string
 	schema   map[string]any
 	kind     fastKind // how ExecuteTool assigns the value without a JSON round trip
+	ptr      bool     // the field is a pointer to a value of kind (kind is not slowKind)
 }
 
 // fastKind names the field types ExecuteTool sets directly from a decoded JSON
@@ -127,6 +137,10 @@ func (s *inferrer) collect(t reflect.Type, idx []int, path string, out *[]field)
 		schema := s.schemaOf(f.Type, path+f.Name)
 		applyTags(schema, f, path+f.Name)
 		desc, _ := schema["description"].(string)
+		kind, ptr := kindOf(f.Type), false
+		if f.Type.Kind() == reflect.Pointer && kindOf(f.Type.Elem()) != slowKind {
+			kind, ptr = kindOf(f.Type.Elem()), true
+		}
 		*out = append(*out, field{
 			name:     name,
 			path:     "/" + pointerToken(name),
@@ -135,13 +149,14 @@ func (s *inferrer) collect(t reflect.Type, idx []int, path string, out *[]field)
 			required: !omit && f.Type.Kind() != reflect.Pointer,
 			desc:     desc,
 			schema:   schema,
-			kind:     kindOf(f.Type),
+			kind:     kind,
+			ptr:      ptr,
 		})
 	}
 }
 
 func kindOf(t reflect.Type) fastKind {
-	if t.Implements(jsonUnmarshaler) || reflect.PointerTo(t).Implements(jsonUnmarshaler) ||
+	if t.Implements(schemerType) || t.Implements(jsonUnmarshaler) || reflect.PointerTo(t).Implements(jsonUnmarshaler) ||
 		t.Implements(textUnmarshaler) || reflect.PointerTo(t).Implements(textUnmarshaler) {
 		return slowKind
 	}
@@ -203,6 +218,11 @@ func tagValue(t reflect.Type, s, path, tag string) any {
 
 // schemaOf returns the JSON Schema of type t; path names the field for errors.
 func (s *inferrer) schemaOf(t reflect.Type, path string) map[string]any {
+	if t.Implements(schemerType) {
+		if m := reflect.Zero(t).Interface().(Schemer).JSONSchema(); m != nil {
+			return m
+		}
+	}
 	switch t {
 	case timeType:
 		return map[string]any{"type": "string", "format": "date-time"}

@@ -32,7 +32,9 @@
 // ExecuteTool decodes the model's arguments into a fresh In. A missing required
 // argument, a value of the wrong type or an unknown argument fails the call with an
 // *[mcs.ArgumentsError] that lists every problem, so the model can fix them all in
-// one retry; the function is not called. Integer fields take json.Number values
+// one retry; the function is not called. Scalars are taken as models write them:
+// a number or boolean given as a string ("5", "true") is accepted for a numeric or
+// boolean field, nothing else is converted. Integer fields take json.Number values
 // exactly and refuse fractions, so int64 ids keep their precision when the arguments
 // carry them as json.Number (as an MCP server or a Go caller may); no value is sent
 // through float64 on the way. The function's Out is the call's result, its error a
@@ -167,6 +169,19 @@ type ToolOption func(*toolConfig)
 type toolConfig struct {
 	title       string
 	annotations *mcs.ToolAnnotations
+	paramDesc   map[string]string
+}
+
+// WithParameterDescription sets the description of the parameter name, replacing
+// the one of its description tag: for text known only at run time (a limit taken
+// from the configuration). Add panics when the tool has no parameter name.
+func WithParameterDescription(name, description string) ToolOption {
+	return func(c *toolConfig) {
+		if c.paramDesc == nil {
+			c.paramDesc = map[string]string{}
+		}
+		c.paramDesc[name] = description
+	}
 }
 
 // WithTitle sets the tool's short human-readable title.
@@ -188,7 +203,8 @@ func WithAnnotations(a mcs.ToolAnnotations) ToolOption {
 // Add panics, with a message naming the tool and the field, when name is empty or
 // already registered, when the tool has neither description nor title, when In is
 // not a struct, or when a field's type has no JSON Schema (a channel, a function, a
-// complex number, a map with keys that have no JSON form): those are programming
+// complex number, a map with keys that have no JSON form), or when an option names a
+// parameter the tool does not have: those are programming
 // errors, found when the program starts. Safe for concurrent use.
 func Add[In, Out any](t *Table, name, description string, fn func(context.Context, In) (Out, error), opts ...ToolOption) {
 	if fn == nil {
@@ -206,6 +222,15 @@ func Add[In, Out any](t *Table, name, description string, fn func(context.Contex
 		panic(err.Error())
 	}
 	tool := mcs.Tool{Name: name, Title: cfg.title, Description: description, Annotations: cfg.annotations}
+	for p, desc := range cfg.paramDesc {
+		i := slices.IndexFunc(fields, func(f field) bool { return f.name == p })
+		if i < 0 {
+			panic(fmt.Sprintf("tools: tool %q: WithParameterDescription names %q, which is not a parameter", name, p))
+		}
+		fields[i].desc = desc
+		fields[i].schema = cloneMap(fields[i].schema)
+		fields[i].schema["description"] = desc
+	}
 	for _, f := range fields {
 		schema := f.schema
 		if f.desc != "" {

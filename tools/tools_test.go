@@ -231,6 +231,9 @@ func TestDecoding(t *testing.T) {
 		{"string for integer", map[string]any{"title": "x", "repo": "five", "Due": due}, []string{
 			`/repo: want integer, got string "five"`,
 		}},
+		{"quoted fraction for integer", map[string]any{"title": "x", "repo": "1.5", "Due": due}, []string{
+			`/repo: want integer, got string "1.5" (not a whole number that fits)`,
+		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -351,12 +354,64 @@ func TestThroughBaseDriver(t *testing.T) {
 		return in.A + in.B, nil
 	})
 	d := mcs.NewBaseDriver(tb)
-	resp := d.ProcessLLMResponse(context.Background(), `{"tool":"add","arguments":{"a":2,"b":"3"}}`)
-	if !resp.CallFailed || !strings.Contains(resp.RetryPrompt, `/b: want integer, got string \"3\"`) && !strings.Contains(resp.RetryPrompt, `/b: want integer, got string "3"`) {
+	resp := d.ProcessLLMResponse(context.Background(), `{"tool":"add","arguments":{"a":2,"b":true}}`)
+	if !resp.CallFailed || !strings.Contains(resp.RetryPrompt, `/b: want integer, got boolean true`) {
 		t.Fatalf("bad call: %+v", resp)
 	}
-	resp = d.ProcessLLMResponse(context.Background(), `{"tool":"add","arguments":{"a":2,"b":3}}`)
+	resp = d.ProcessLLMResponse(context.Background(), `{"tool":"add","arguments":{"a":2,"b":"3"}}`)
 	if !resp.CallExecuted || resp.Calls[0].Result != 5 {
 		t.Fatalf("good call: %+v", resp)
 	}
+}
+
+// loose is a string that also accepts numbers, with its own schema.
+type loose string
+
+func (loose) JSONSchema() map[string]any { return map[string]any{"type": []any{"string", "number"}} }
+
+func (l *loose) UnmarshalJSON(b []byte) error {
+	var s string
+	if json.Unmarshal(b, &s) == nil {
+		*l = loose(s)
+		return nil
+	}
+	var n json.Number
+	if err := json.Unmarshal(b, &n); err != nil {
+		return errors.New("want a string or a number")
+	}
+	*l = loose(n)
+	return nil
+}
+
+func TestSchemerAndParameterDescription(t *testing.T) {
+	tb := tools.New(mcs.Meta{ID: "t"})
+	var got loose
+	tools.Add(tb, "find", "Finds.", func(_ context.Context, in struct {
+		Value loose   `json:"value" description:"static"`
+		Limit *uint64 `json:"limit,omitempty"`
+	}) (string, error) {
+		got = in.Value
+		return "", nil
+	}, tools.WithParameterDescription("limit", "At most 7 rows."))
+	list, _ := tb.ListTools(context.Background())
+	want := []mcs.Parameter{
+		{Name: "value", Description: "static", Required: true, Schema: map[string]any{"type": []any{"string", "number"}}},
+		{Name: "limit", Description: "At most 7 rows.", Schema: map[string]any{"type": "integer", "minimum": 0}},
+	}
+	if diff := cmp.Diff(want, list[0].Parameters); diff != "" {
+		t.Fatalf("parameters (-want +got):\n%s", diff)
+	}
+	if _, err := tb.ExecuteTool(context.Background(), "find", map[string]any{"value": 42.0, "limit": "3"}); err != nil || got != "42" {
+		t.Fatalf("value = %q, err = %v", got, err)
+	}
+	_, err := tb.ExecuteTool(context.Background(), "find", map[string]any{"value": []any{}})
+	if err == nil || !strings.Contains(err.Error(), "/value: want a string or a number (got array)") {
+		t.Fatalf("err = %v", err)
+	}
+	defer func() {
+		if v := recover(); v == nil || !strings.Contains(fmt.Sprint(v), `names "nope", which is not a parameter`) {
+			t.Fatalf("panic = %v", v)
+		}
+	}()
+	tools.Add(tb, "other", "O.", func(context.Context, struct{}) (int, error) { return 0, nil }, tools.WithParameterDescription("nope", "x"))
 }

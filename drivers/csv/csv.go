@@ -30,7 +30,7 @@ import (
 
 	"github.com/mcs-go/mcs"
 	"github.com/mcs-go/mcs/internal/confine"
-	"github.com/mcs-go/mcs/internal/tooltable"
+	"github.com/mcs-go/mcs/tools"
 )
 
 const version = "0.1.0"
@@ -54,7 +54,7 @@ type Config struct {
 type ToolDriver struct {
 	root   *confine.Root
 	cfg    Config
-	tools  tooltable.Table[*ToolDriver]
+	tools  *tools.Table
 	limits limits
 }
 
@@ -64,8 +64,9 @@ type limits struct {
 }
 
 var (
-	_ mcs.ToolDriver = (*ToolDriver)(nil)
-	_ mcs.ToolLookup = (*ToolDriver)(nil)
+	_ mcs.ToolDriver  = (*ToolDriver)(nil)
+	_ mcs.ToolLookup  = (*ToolDriver)(nil)
+	_ mcs.ToolDefiner = (*ToolDriver)(nil)
 )
 
 // NewToolDriver opens cfg.Root and returns the tool driver. It fails when Root is
@@ -82,8 +83,9 @@ func NewToolDriver(cfg Config) (*ToolDriver, error) {
 		return nil, fmt.Errorf("csv: %w", err)
 	}
 	d := &ToolDriver{root: root, cfg: cfg, limits: limits{maxFiles, maxVisits}}
+	d.tools = tools.New(d.Meta())
 	for _, def := range toolDefs(cfg.MaxRows) {
-		d.tools.Add(def.tool, def.run)
+		def.add(d.tools, d, def, def.opts...)
 	}
 	return d, nil
 }
@@ -102,13 +104,19 @@ func (d *ToolDriver) Meta() mcs.Meta {
 // ListTools returns, in this order, list_csv_files, describe_csv, read_csv_head,
 // filter_csv_rows and summarize_numeric_column. The slice is a copy; it never
 // fails.
-func (d *ToolDriver) ListTools(context.Context) ([]mcs.Tool, error) {
-	return d.tools.Tools(), nil
+func (d *ToolDriver) ListTools(ctx context.Context) ([]mcs.Tool, error) {
+	return d.tools.ListTools(ctx)
 }
 
 // HasTool reports whether the driver publishes the tool name.
-func (d *ToolDriver) HasTool(_ context.Context, name string) (bool, error) {
-	return d.tools.Has(name), nil
+func (d *ToolDriver) HasTool(ctx context.Context, name string) (bool, error) {
+	return d.tools.HasTool(ctx, name)
+}
+
+// ToolDefinition returns the definition of the tool name, and whether the driver
+// publishes it.
+func (d *ToolDriver) ToolDefinition(ctx context.Context, name string) (mcs.Tool, bool, error) {
+	return d.tools.ToolDefinition(ctx, name)
 }
 
 // ExecuteTool runs the named tool with the model-supplied args and returns a JSON
@@ -119,7 +127,12 @@ func (d *ToolDriver) HasTool(_ context.Context, name string) (bool, error) {
 // errors; errors begin with the tool name. Reading stops, and the call fails, when
 // ctx is done.
 func (d *ToolDriver) ExecuteTool(ctx context.Context, name string, args map[string]any) (any, error) {
-	return d.tools.Execute(ctx, d, name, args)
+	res, err := d.tools.ExecuteTool(ctx, name, args)
+	var argErr *mcs.ArgumentsError
+	if err != nil && !errors.Is(err, mcs.ErrUnknownTool) && !errors.As(err, &argErr) {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return res, err
 }
 
 // Close releases the root directory. Calls after Close fail.

@@ -89,16 +89,16 @@ func TestArguments(t *testing.T) {
 		wantErr string
 		check   func(map[string]any) bool
 	}{
-		{name: "no arguments for list", tool: "list_csv_files", args: map[string]any{"path": "."}, wantErr: `unknown argument "path"; list_csv_files takes no arguments`},
-		{name: "missing path", tool: "describe_csv", args: map[string]any{}, wantErr: `missing required argument "path"; the parameters of describe_csv are: path (string, required)`},
-		{name: "limit text", tool: "read_csv_head", args: map[string]any{"path": "d.csv", "limit": "many"}, wantErr: `argument "limit" must be an integer, got the string "many"`},
-		{name: "limit negative", tool: "read_csv_head", args: map[string]any{"path": "d.csv", "limit": -2.0}, wantErr: `argument "limit" must be at least 0`},
+		{name: "no arguments for list", tool: "list_csv_files", args: map[string]any{"path": "."}, wantErr: `list_csv_files: invalid arguments: /path: unknown argument; the tool takes no arguments`},
+		{name: "missing path", tool: "describe_csv", args: map[string]any{}, wantErr: `describe_csv: invalid arguments: /path: missing required argument (want string)`},
+		{name: "limit text", tool: "read_csv_head", args: map[string]any{"path": "d.csv", "limit": "many"}, wantErr: `/limit: want integer, got string "many"`},
+		{name: "limit negative", tool: "read_csv_head", args: map[string]any{"path": "d.csv", "limit": -2.0}, wantErr: `/limit: want integer >= 0, got number -2`},
 		{name: "limit quoted", tool: "read_csv_head", args: map[string]any{"path": "d.csv", "limit": "1"}, check: func(m map[string]any) bool { return m["returned"] == 1.0 }},
 		{name: "value number", tool: "filter_csv_rows", args: map[string]any{"path": "d.csv", "column": "v", "value": 2.0}, check: func(m map[string]any) bool { return m["total_matches"] == 1.0 && m["value"] == "2" }},
 		{name: "value boolean", tool: "filter_csv_rows", args: map[string]any{"path": "d.csv", "column": "v", "value": true}, check: func(m map[string]any) bool { return m["total_matches"] == 0.0 && m["value"] == "true" }},
-		{name: "value object", tool: "filter_csv_rows", args: map[string]any{"path": "d.csv", "column": "v", "value": map[string]any{}}, wantErr: `argument "value" must be a string or a number or a boolean, got an object`},
-		{name: "missing value", tool: "filter_csv_rows", args: map[string]any{"path": "d.csv", "column": "v"}, wantErr: `missing required argument "value"; the parameters of filter_csv_rows are: path (string, required), column (string, required), value (string or number or boolean, required), operator (string), limit (integer)`},
-		{name: "column number", tool: "summarize_numeric_column", args: map[string]any{"path": "d.csv", "column": 1.0}, wantErr: `argument "column" must be a string, got the number 1`},
+		{name: "value object", tool: "filter_csv_rows", args: map[string]any{"path": "d.csv", "column": "v", "value": map[string]any{}}, wantErr: `/value: want a string, number or boolean, got an object`},
+		{name: "missing value", tool: "filter_csv_rows", args: map[string]any{"path": "d.csv", "column": "v"}, wantErr: `filter_csv_rows: invalid arguments: /value: missing required argument (want string or number or boolean)`},
+		{name: "column number", tool: "summarize_numeric_column", args: map[string]any{"path": "d.csv", "column": 1.0}, wantErr: `/column: want string, got number 1`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

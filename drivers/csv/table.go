@@ -9,11 +9,11 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/mcs-go/mcs/internal/textcut"
-	"github.com/mcs-go/mcs/internal/tooltable"
 )
 
 // Streaming bounds: whatever the file size, a table holds two read buffers and one
@@ -160,7 +160,7 @@ func (t *table) column(name string) (int, error) {
 	if len(t.header) == 0 {
 		return 0, fmt.Errorf("unknown column %q: the file is empty and has no columns", name)
 	}
-	return 0, fmt.Errorf("unknown column %q; the columns are: %s", name, tooltable.QuoteList(t.header))
+	return 0, fmt.Errorf("unknown column %q; the columns are: %s", name, quoteList(t.header))
 }
 
 // sniffDelimiter picks ',', ';' or tab: the one that occurs most often outside
@@ -250,4 +250,14 @@ func (l *latin1Reader) Read(p []byte) (int, error) {
 		}
 	}
 	return len(out), err
+}
+
+// quoteList quotes each of names as a Go string literal and joins them with ", ",
+// in the given order, for error messages: "a", "b".
+func quoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return strings.Join(q, ", ")
 }

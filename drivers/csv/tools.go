@@ -1,18 +1,22 @@
 package csv
 
 import (
+	"bytes"
+	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"math"
 	"os"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/mcs-go/mcs"
 	"github.com/mcs-go/mcs/internal/confine"
-	"github.com/mcs-go/mcs/internal/tooltable"
+	"github.com/mcs-go/mcs/tools"
 )
 
 // Limits of list_csv_files.
@@ -39,83 +43,147 @@ func cellBytes(rec []string) int {
 	return n
 }
 
+// toolDef is one tool of the driver and how it is registered as a typed tool.
 type toolDef struct {
-	tool mcs.Tool
-	run  tooltable.Func[*ToolDriver]
+	name, title, desc string
+	add               func(t *tools.Table, d *ToolDriver, def *toolDef, opts ...tools.ToolOption)
+	opts              []tools.ToolOption
+}
+
+// typed registers run, a method of the driver, as the typed tool def.
+func typed[In any](run func(*ToolDriver, context.Context, In) (any, error)) func(*tools.Table, *ToolDriver, *toolDef, ...tools.ToolOption) {
+	return func(t *tools.Table, d *ToolDriver, def *toolDef, opts ...tools.ToolOption) {
+		opts = append([]tools.ToolOption{tools.WithTitle(def.title),
+			tools.WithAnnotations(mcs.ToolAnnotations{ReadOnly: true, Idempotent: true})}, opts...)
+		tools.Add(t, def.name, def.desc, func(ctx context.Context, in In) (any, error) { return run(d, ctx, in) }, opts...)
+	}
+}
+
+const (
+	pathDesc   = "CSV file path relative to the root, as list_csv_files reports it."
+	columnDesc = "Column name, as in the header."
+)
+
+// The tools' arguments. Each exported field is a parameter (see package tools).
+type (
+	noArgs   struct{}
+	fileArgs struct {
+		Path string `json:"path" description:"CSV file path relative to the root, as list_csv_files reports it."`
+	}
+	headArgs struct {
+		Path  string  `json:"path" description:"CSV file path relative to the root, as list_csv_files reports it."`
+		Limit *uint64 `json:"limit,omitempty"`
+	}
+	filterArgs struct {
+		Path     string    `json:"path" description:"CSV file path relative to the root, as list_csv_files reports it."`
+		Column   string    `json:"column" description:"Column name, as in the header."`
+		Value    cellValue `json:"value" description:"The value to compare each cell with."`
+		Operator string    `json:"operator,omitempty" enum:"eq,ne,contains,gt,lt" description:"One of \"eq\", \"ne\", \"contains\", \"gt\", \"lt\"."`
+		Limit    *uint64   `json:"limit,omitempty"`
+	}
+	columnArgs struct {
+		Path   string `json:"path" description:"CSV file path relative to the root, as list_csv_files reports it."`
+		Column string `json:"column" description:"Column name, as in the header."`
+	}
+)
+
+// cellValue is a value to compare cells with: a string, or a number or boolean
+// the model wrote without quotes, kept as its text.
+type cellValue string
+
+var (
+	_ tools.Schemer    = cellValue("")
+	_ json.Unmarshaler = (*cellValue)(nil)
+)
+
+// JSONSchema says that a cell value is a string, a number or a boolean.
+func (cellValue) JSONSchema() map[string]any {
+	return map[string]any{"type": []string{"string", "number", "boolean"}}
+}
+
+// UnmarshalJSON takes a string as it is, and a number or boolean as its JSON text.
+func (v *cellValue) UnmarshalJSON(b []byte) error {
+	var x any
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(&x); err != nil {
+		return err
+	}
+	switch t := x.(type) {
+	case string:
+		*v = cellValue(t)
+	case json.Number:
+		*v = cellValue(t.String())
+	case bool:
+		*v = cellValue(strconv.FormatBool(t))
+	default:
+		return fmt.Errorf("want a string, number or boolean, got %s", jsonKind(x))
+	}
+	return nil
+}
+
+func jsonKind(x any) string {
+	switch x.(type) {
+	case map[string]any:
+		return "an object"
+	case []any:
+		return "an array"
+	case nil:
+		return "null"
+	}
+	return fmt.Sprintf("%T", x)
 }
 
 func toolDefs(maxRows int) []*toolDef {
-	pathParam := mcs.Parameter{Name: "path", Description: "CSV file path relative to the root, as list_csv_files reports it.", Required: true, Schema: map[string]any{"type": "string"}}
-	columnParam := func(desc string) mcs.Parameter {
-		return mcs.Parameter{Name: "column", Description: desc, Required: true, Schema: map[string]any{"type": "string"}}
-	}
-	limitParam := func(def int) mcs.Parameter {
-		return mcs.Parameter{
-			Name:        "limit",
-			Description: fmt.Sprintf("Most rows to return (default %d); 0 means no limit other than the driver's maximum of %d rows.", def, maxRows),
-			Schema:      map[string]any{"type": "integer", "minimum": 0},
-		}
+	limitDesc := func(def int) tools.ToolOption {
+		return tools.WithParameterDescription("limit",
+			fmt.Sprintf("Most rows to return (default %d); 0 means no limit other than the driver's maximum of %d rows.", def, maxRows))
 	}
 	return []*toolDef{
 		{
-			tool: mcs.Tool{
-				Name:        "list_csv_files",
-				Title:       "List CSV files",
-				Description: fmt.Sprintf("List the CSV files (.csv and .tsv) under the root, recursively, as paths relative to the root, sorted, with their size in bytes. At most %d files.", maxFiles),
-			},
-			run: (*ToolDriver).listFiles,
+			name:  "list_csv_files",
+			title: "List CSV files",
+			desc:  fmt.Sprintf("List the CSV files (.csv and .tsv) under the root, recursively, as paths relative to the root, sorted, with their size in bytes. At most %d files.", maxFiles),
+			add:   typed((*ToolDriver).listFiles),
 		},
 		{
-			tool: mcs.Tool{
-				Name:        "describe_csv",
-				Title:       "Describe a CSV file",
-				Description: "Describe a CSV file: its delimiter and encoding, its columns with the type inferred from every value (integer, number, boolean, date, string, or empty), the number of data rows and the first 3 rows.",
-				Parameters:  []mcs.Parameter{pathParam},
-			},
-			run: (*ToolDriver).describe,
+			name:  "describe_csv",
+			title: "Describe a CSV file",
+			desc:  "Describe a CSV file: its delimiter and encoding, its columns with the type inferred from every value (integer, number, boolean, date, string, or empty), the number of data rows and the first 3 rows.",
+			add:   typed((*ToolDriver).describe),
 		},
 		{
-			tool: mcs.Tool{
-				Name:        "read_csv_head",
-				Title:       "Read the first rows",
-				Description: "Read the header and the first rows of a CSV file.",
-				Parameters:  []mcs.Parameter{pathParam, limitParam(5)},
-			},
-			run: (*ToolDriver).readHead,
+			name:  "read_csv_head",
+			title: "Read the first rows",
+			desc:  "Read the header and the first rows of a CSV file.",
+			add:   typed((*ToolDriver).readHead),
+			opts:  []tools.ToolOption{limitDesc(5)},
 		},
 		{
-			tool: mcs.Tool{
-				Name:  "filter_csv_rows",
-				Title: "Filter rows",
-				Description: `Return the rows of a CSV file whose cell in a column matches a value, and the number of all matching rows. Operators: "eq" (the default: exact match, surrounding spaces ignored), "ne" (not equal), "contains" (substring, ignoring case), ` +
-					`"gt" and "lt" (numeric comparison; cells that are not numbers never match).`,
-				Parameters: []mcs.Parameter{
-					pathParam,
-					columnParam("Column name, as in the header."),
-					{Name: "value", Description: "The value to compare each cell with.", Required: true, Schema: map[string]any{"type": []string{"string", "number", "boolean"}}},
-					{Name: "operator", Description: `One of "eq", "ne", "contains", "gt", "lt".`, Schema: map[string]any{"type": "string", "enum": []any{"eq", "ne", "contains", "gt", "lt"}}},
-					limitParam(20),
-				},
-			},
-			run: (*ToolDriver).filterRows,
+			name:  "filter_csv_rows",
+			title: "Filter rows",
+			desc: `Return the rows of a CSV file whose cell in a column matches a value, and the number of all matching rows. Operators: "eq" (the default: exact match, surrounding spaces ignored), "ne" (not equal), "contains" (substring, ignoring case), ` +
+				`"gt" and "lt" (numeric comparison; cells that are not numbers never match).`,
+			add:  typed((*ToolDriver).filterRows),
+			opts: []tools.ToolOption{limitDesc(20)},
 		},
 		{
-			tool: mcs.Tool{
-				Name:        "summarize_numeric_column",
-				Title:       "Summarize a numeric column",
-				Description: "Compute count, min, max, mean and sum of the numeric values of a column over the whole file. Empty and non-numeric cells are counted and reported, not fatal.",
-				Parameters:  []mcs.Parameter{pathParam, columnParam("Column name, as in the header.")},
-			},
-			run: (*ToolDriver).summarize,
+			name:  "summarize_numeric_column",
+			title: "Summarize a numeric column",
+			desc:  "Compute count, min, max, mean and sum of the numeric values of a column over the whole file. Empty and non-numeric cells are counted and reported, not fatal.",
+			add:   typed((*ToolDriver).summarize),
 		},
 	}
 }
 
 // rowLimit returns the number of rows to return for the limit argument (def when
 // absent; 0 means MaxRows) and whether the driver's maximum cut it.
-func (d *ToolDriver) rowLimit(args map[string]any, def int) (n int, capped bool) {
-	v := tooltable.Int(args, "limit", int64(def))
-	most := int64(d.cfg.MaxRows)
+func (d *ToolDriver) rowLimit(limit *uint64, def int) (n int, capped bool) {
+	v := uint64(def)
+	if limit != nil {
+		v = *limit
+	}
+	most := uint64(d.cfg.MaxRows)
 	if v == 0 || v > most {
 		return int(most), v > most
 	}
@@ -133,8 +201,7 @@ type source struct {
 // args hold a column argument, finds that column (source.col). When s is nil the
 // tool ends with res and err: a result the model can read for a missing file, a
 // directory or a path below a file, the failed call for any other error.
-func (d *ToolDriver) open(args map[string]any) (s *source, res any, err error) {
-	p := tooltable.String(args, "path", "")
+func (d *ToolDriver) open(p string, column *string) (s *source, res any, err error) {
 	shown, err := d.root.Clean(p)
 	if err != nil {
 		return nil, nil, err
@@ -156,8 +223,8 @@ func (d *ToolDriver) open(args map[string]any) (s *source, res any, err error) {
 	}
 	t.path = shown
 	s = &source{table: t, f: f}
-	if name, ok := args["column"].(string); ok {
-		if s.col, err = s.column(name); err != nil {
+	if column != nil {
+		if s.col, err = s.column(*column); err != nil {
 			f.Close()
 			return nil, nil, err
 		}
@@ -186,7 +253,7 @@ func cell(rec []string, i int) string {
 	return ""
 }
 
-func (d *ToolDriver) listFiles(ctx context.Context, _ map[string]any) (any, error) {
+func (d *ToolDriver) listFiles(ctx context.Context, _ noArgs) (any, error) {
 	files := []map[string]any{}
 	visits := 0
 	notice := ""
@@ -257,8 +324,8 @@ func (d *ToolDriver) listFiles(ctx context.Context, _ map[string]any) (any, erro
 
 var delimiterNames = map[rune]string{',': ",", ';': ";", '\t': "\t"}
 
-func (d *ToolDriver) describe(ctx context.Context, args map[string]any) (any, error) {
-	s, res, err := d.open(args)
+func (d *ToolDriver) describe(ctx context.Context, args fileArgs) (any, error) {
+	s, res, err := d.open(args.Path, nil)
 	if s == nil {
 		return res, err
 	}
@@ -305,9 +372,9 @@ func (d *ToolDriver) describe(ctx context.Context, args map[string]any) (any, er
 	return out, nil
 }
 
-func (d *ToolDriver) readHead(ctx context.Context, args map[string]any) (any, error) {
-	limit, capped := d.rowLimit(args, 5)
-	s, res, err := d.open(args)
+func (d *ToolDriver) readHead(ctx context.Context, args headArgs) (any, error) {
+	limit, capped := d.rowLimit(args.Limit, 5)
+	s, res, err := d.open(args.Path, nil)
 	if s == nil {
 		return res, err
 	}
@@ -379,14 +446,14 @@ func matcher(op, value string, decimalComma bool) (func(cell string) (match, num
 	return nil, fmt.Errorf(`operator %q is not supported; use one of "eq", "ne", "contains", "gt", "lt"`, op)
 }
 
-func (d *ToolDriver) filterRows(ctx context.Context, args map[string]any) (any, error) {
-	limit, capped := d.rowLimit(args, 20)
-	op := strings.ToLower(strings.TrimSpace(tooltable.String(args, "operator", "eq")))
-	value := tooltable.String(args, "value", "")
+func (d *ToolDriver) filterRows(ctx context.Context, args filterArgs) (any, error) {
+	limit, capped := d.rowLimit(args.Limit, 20)
+	op := strings.ToLower(strings.TrimSpace(cmp.Or(args.Operator, "eq")))
+	value := string(args.Value)
 	if _, err := matcher(op, value, true); err != nil {
 		return nil, err
 	}
-	s, res, err := d.open(args)
+	s, res, err := d.open(args.Path, &args.Column)
 	if s == nil {
 		return res, err
 	}
@@ -443,8 +510,8 @@ func (d *ToolDriver) filterRows(ctx context.Context, args map[string]any) (any, 
 	return out, nil
 }
 
-func (d *ToolDriver) summarize(ctx context.Context, args map[string]any) (any, error) {
-	s, res, err := d.open(args)
+func (d *ToolDriver) summarize(ctx context.Context, args columnArgs) (any, error) {
+	s, res, err := d.open(args.Path, &args.Column)
 	if s == nil {
 		return res, err
 	}

@@ -29,13 +29,14 @@ package filesystem
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/mcs-go/mcs"
 	"github.com/mcs-go/mcs/internal/confine"
-	"github.com/mcs-go/mcs/internal/tooltable"
+	"github.com/mcs-go/mcs/tools"
 )
 
 const version = "0.1.0"
@@ -69,7 +70,7 @@ type Config struct {
 type ToolDriver struct {
 	root   *confine.Root
 	cfg    Config
-	tools  tooltable.Table[*ToolDriver] // the published tools
+	tools  *tools.Table // the published tools
 	limits limits
 }
 
@@ -80,8 +81,9 @@ type limits struct {
 }
 
 var (
-	_ mcs.ToolDriver = (*ToolDriver)(nil)
-	_ mcs.ToolLookup = (*ToolDriver)(nil)
+	_ mcs.ToolDriver  = (*ToolDriver)(nil)
+	_ mcs.ToolLookup  = (*ToolDriver)(nil)
+	_ mcs.ToolDefiner = (*ToolDriver)(nil)
 )
 
 // NewToolDriver opens cfg.Root and returns the tool driver. It fails when Root is
@@ -99,9 +101,10 @@ func NewToolDriver(cfg Config) (*ToolDriver, error) {
 		return nil, fmt.Errorf("filesystem: %w", err)
 	}
 	d := &ToolDriver{root: root, cfg: cfg, limits: limits{maxListEntries, maxSearchResults, maxSearchVisits, maxMoveEntries}}
+	d.tools = tools.New(d.Meta())
 	for _, def := range toolDefs(cfg.MaxReadBytes) {
 		if d.unavailable(def) == "" {
-			d.tools.Add(def.tool, def.run)
+			def.add(d.tools, d, def)
 		}
 	}
 	return d, nil
@@ -123,13 +126,19 @@ func (d *ToolDriver) Meta() mcs.Meta {
 // read_file, search_files, file_info, then, unless read-only, write_file,
 // make_directory, move_file and, with AllowDelete, delete_file. The slice is a
 // copy; it never fails.
-func (d *ToolDriver) ListTools(context.Context) ([]mcs.Tool, error) {
-	return d.tools.Tools(), nil
+func (d *ToolDriver) ListTools(ctx context.Context) ([]mcs.Tool, error) {
+	return d.tools.ListTools(ctx)
 }
 
 // HasTool reports whether the driver publishes the tool name.
-func (d *ToolDriver) HasTool(_ context.Context, name string) (bool, error) {
-	return d.tools.Has(name), nil
+func (d *ToolDriver) HasTool(ctx context.Context, name string) (bool, error) {
+	return d.tools.HasTool(ctx, name)
+}
+
+// ToolDefinition returns the definition of the tool name, and whether the driver
+// publishes it.
+func (d *ToolDriver) ToolDefinition(ctx context.Context, name string) (mcs.Tool, bool, error) {
+	return d.tools.ToolDefinition(ctx, name)
 }
 
 // ExecuteTool runs the named tool with the model-supplied args and returns a JSON
@@ -140,25 +149,40 @@ func (d *ToolDriver) HasTool(_ context.Context, name string) (bool, error) {
 // list_directory, search_files and the link check of move_file also stop when ctx
 // is done, and write_file and move_file then leave the tree as it was.
 func (d *ToolDriver) ExecuteTool(ctx context.Context, name string, args map[string]any) (any, error) {
-	if !d.tools.Has(name) {
+	if has, _ := d.tools.HasTool(ctx, name); !has {
 		for _, def := range toolDefs(d.cfg.MaxReadBytes) {
-			if def.tool.Name == name {
+			if def.name == name {
 				return nil, fmt.Errorf("%s: %s", name, d.unavailable(def))
 			}
 		}
 	}
-	return d.tools.Execute(ctx, d, name, args)
+	res, err := d.tools.ExecuteTool(ctx, name, args)
+	var argErr *mcs.ArgumentsError
+	if err != nil && !errors.Is(err, mcs.ErrUnknownTool) && !errors.As(err, &argErr) {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return res, err
 }
 
 // unavailable says why def is not published, or "" when it is.
 func (d *ToolDriver) unavailable(def *toolDef) string {
 	switch {
 	case def.writes && d.cfg.ReadOnly:
-		return "not available: the file system is read-only; only " + strings.Join(d.tools.Names(), ", ") + " can be used"
-	case def.tool.Name == "delete_file" && !d.cfg.AllowDelete:
+		return "not available: the file system is read-only; only " + strings.Join(d.names(), ", ") + " can be used"
+	case def.name == "delete_file" && !d.cfg.AllowDelete:
 		return "not available: deleting files is not enabled for this file system"
 	}
 	return ""
+}
+
+// names lists the published tools in order.
+func (d *ToolDriver) names() []string {
+	list, _ := d.tools.ListTools(context.Background())
+	out := make([]string, len(list))
+	for i, t := range list {
+		out[i] = t.Name
+	}
+	return out
 }
 
 // Close releases the root directory. Calls after Close fail.

@@ -137,22 +137,22 @@ func TestArguments(t *testing.T) {
 		wantErr string
 		content string
 	}{
-		{name: "missing path", tool: "read_file", args: map[string]any{}, wantErr: `missing required argument "path"; the parameters of read_file are: path (string, required), encoding (string), offset (integer)`},
-		{name: "null path", tool: "read_file", args: map[string]any{"path": nil}, wantErr: `missing required argument "path"`},
-		{name: "unknown", tool: "read_file", args: map[string]any{"path": "notes.txt", "file": "x", "bogus": 1}, wantErr: `unknown argument "bogus", "file"; the parameters of read_file are`},
-		{name: "path number", tool: "read_file", args: map[string]any{"path": 12.0}, wantErr: `argument "path" must be a string, got the number 12`},
-		{name: "path object", tool: "read_file", args: map[string]any{"path": map[string]any{}}, wantErr: `must be a string, got an object`},
-		{name: "offset text", tool: "read_file", args: map[string]any{"path": "notes.txt", "offset": "abc"}, wantErr: `argument "offset" must be an integer, got the string "abc"`},
-		{name: "offset fraction", tool: "read_file", args: map[string]any{"path": "notes.txt", "offset": 1.5}, wantErr: `must be an integer, got the number 1.5`},
-		{name: "offset negative", tool: "read_file", args: map[string]any{"path": "notes.txt", "offset": -1.0}, wantErr: `argument "offset" must be at least 0, got -1`},
+		{name: "missing path", tool: "read_file", args: map[string]any{}, wantErr: `read_file: invalid arguments: /path: missing required argument (want string)`},
+		{name: "null path", tool: "read_file", args: map[string]any{"path": nil}, wantErr: `/path: missing required argument`},
+		{name: "unknown", tool: "read_file", args: map[string]any{"path": "notes.txt", "file": "x", "bogus": 1}, wantErr: `/bogus: unknown argument; the parameters are "path", "encoding", "offset"; /file: unknown argument`},
+		{name: "path number", tool: "read_file", args: map[string]any{"path": 12.0}, wantErr: `/path: want string, got number 12`},
+		{name: "path object", tool: "read_file", args: map[string]any{"path": map[string]any{}}, wantErr: `/path: want string, got object`},
+		{name: "offset text", tool: "read_file", args: map[string]any{"path": "notes.txt", "offset": "abc"}, wantErr: `/offset: want integer, got string "abc"`},
+		{name: "offset fraction", tool: "read_file", args: map[string]any{"path": "notes.txt", "offset": 1.5}, wantErr: `/offset: want integer, got number 1.5 (not a whole number)`},
+		{name: "offset negative", tool: "read_file", args: map[string]any{"path": "notes.txt", "offset": -1.0}, wantErr: `/offset: want integer >= 0, got number -1`},
 		{name: "offset quoted", tool: "read_file", args: map[string]any{"path": "notes.txt", "offset": "7"}, content: "789"},
 		{name: "offset number", tool: "read_file", args: map[string]any{"path": "notes.txt", "offset": 8.0}, content: "89"},
 		{name: "null optional", tool: "read_file", args: map[string]any{"path": "notes.txt", "encoding": nil, "offset": nil}, content: "0123456789"},
 		{name: "bad encoding", tool: "read_file", args: map[string]any{"path": "notes.txt", "encoding": "latin1"}, wantErr: `encoding "latin1" is not supported; use "utf-8" or "base64"`},
 		{name: "encoding alias", tool: "read_file", args: map[string]any{"path": "notes.txt", "encoding": "UTF8"}, content: "0123456789"},
-		{name: "missing pattern", tool: "search_files", args: map[string]any{"path": "."}, wantErr: `missing required argument "pattern"`},
-		{name: "missing content", tool: "write_file", args: map[string]any{"path": "x"}, wantErr: `missing required argument "content"`},
-		{name: "move missing to", tool: "move_file", args: map[string]any{"from": "notes.txt"}, wantErr: `missing required argument "to"; the parameters of move_file are: from (string, required), to (string, required)`},
+		{name: "missing pattern", tool: "search_files", args: map[string]any{"path": "."}, wantErr: `/pattern: missing required argument`},
+		{name: "missing content", tool: "write_file", args: map[string]any{"path": "x"}, wantErr: `/content: missing required argument`},
+		{name: "move missing to", tool: "move_file", args: map[string]any{"from": "notes.txt"}, wantErr: `move_file: invalid arguments: /to: missing required argument (want string)`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"path"
 	"path/filepath"
 	"slices"
@@ -18,7 +19,7 @@ import (
 	"github.com/mcs-go/mcs"
 	"github.com/mcs-go/mcs/internal/confine"
 	"github.com/mcs-go/mcs/internal/textcut"
-	"github.com/mcs-go/mcs/internal/tooltable"
+	"github.com/mcs-go/mcs/tools"
 )
 
 // Limits of the listing tools.
@@ -29,18 +30,51 @@ const (
 	maxMoveEntries   = 100_000 // entries move_file checks below a directory
 )
 
+// toolDef is one tool of the driver: its description, whether it writes, and how
+// it is registered as a typed tool.
 type toolDef struct {
-	tool   mcs.Tool
-	writes bool
-	run    tooltable.Func[*ToolDriver]
+	name, title, desc string
+	writes            bool
+	annotations       mcs.ToolAnnotations
+	add               func(t *tools.Table, d *ToolDriver, def *toolDef)
 }
 
-var (
-	pathParam = func(desc string, required bool) mcs.Parameter {
-		return mcs.Parameter{Name: "path", Description: desc, Required: required, Schema: map[string]any{"type": "string"}}
+// typed registers run, a method of the driver, as the typed tool def.
+func typed[In any](run func(*ToolDriver, context.Context, In) (any, error)) func(*tools.Table, *ToolDriver, *toolDef) {
+	return func(t *tools.Table, d *ToolDriver, def *toolDef) {
+		tools.Add(t, def.name, def.desc, func(ctx context.Context, in In) (any, error) { return run(d, ctx, in) },
+			tools.WithTitle(def.title), tools.WithAnnotations(def.annotations))
 	}
-	encodingParam = func(desc string) mcs.Parameter {
-		return mcs.Parameter{Name: "encoding", Description: desc, Schema: map[string]any{"type": "string", "enum": []any{"utf-8", "base64"}}}
+}
+
+// The tools' arguments. Each exported field is a parameter (see package tools).
+type (
+	listDirectoryArgs struct {
+		Path *string `json:"path,omitempty" description:"Directory path relative to the root; \".\" (the default) is the root itself."`
+	}
+	readFileArgs struct {
+		Path     string `json:"path" description:"File path relative to the root."`
+		Encoding string `json:"encoding,omitempty" enum:"utf-8,base64" description:"\"utf-8\" (default) for text, \"base64\" for the raw bytes of any file."`
+		Offset   uint64 `json:"offset,omitempty" description:"Byte offset to start reading at (default 0)."`
+	}
+	searchFilesArgs struct {
+		Path    *string `json:"path,omitempty" description:"Directory to search, relative to the root; \".\" (the default) is the root."`
+		Pattern string  `json:"pattern" description:"Glob pattern: \"*\" any characters but \"/\", \"?\" one character, \"[abc]\" a class, \"**\" any directories."`
+	}
+	pathArgs struct {
+		Path string `json:"path" description:"Path relative to the root."`
+	}
+	writeFileArgs struct {
+		Path     string `json:"path" description:"File path relative to the root."`
+		Content  string `json:"content" description:"The content to write."`
+		Encoding string `json:"encoding,omitempty" enum:"utf-8,base64" description:"\"utf-8\" (default) writes content as text, \"base64\" decodes it first."`
+	}
+	makeDirectoryArgs struct {
+		Path string `json:"path" description:"Directory path relative to the root."`
+	}
+	moveFileArgs struct {
+		From string `json:"from" description:"Existing path relative to the root."`
+		To   string `json:"to" description:"New path relative to the root."`
 	}
 )
 
@@ -48,98 +82,68 @@ var (
 func toolDefs(maxRead int64) []*toolDef {
 	return []*toolDef{
 		{
-			tool: mcs.Tool{
-				Name:        "list_directory",
-				Title:       "List a directory",
-				Description: fmt.Sprintf("List the entries of a directory, sorted by name, with their type (file, directory, symlink, other) and size in bytes. At most %d entries are returned.", maxListEntries),
-				Parameters:  []mcs.Parameter{pathParam(`Directory path relative to the root; "." (the default) is the root itself.`, false)},
-			},
-			run: (*ToolDriver).listDirectory,
+			name:        "list_directory",
+			title:       "List a directory",
+			desc:        fmt.Sprintf("List the entries of a directory, sorted by name, with their type (file, directory, symlink, other) and size in bytes. At most %d entries are returned.", maxListEntries),
+			annotations: mcs.ToolAnnotations{ReadOnly: true, Idempotent: true},
+			add:         typed((*ToolDriver).listDirectory),
 		},
 		{
-			tool: mcs.Tool{
-				Name:  "read_file",
-				Title: "Read a file",
-				Description: fmt.Sprintf("Read a file. UTF-8 text is returned as content; a binary file is reported as binary with its size unless encoding is \"base64\". "+
-					"At most %d bytes are returned per call: a longer file is cut, and the result gives next_offset, to pass as offset to read on.", maxRead),
-				Parameters: []mcs.Parameter{
-					pathParam("File path relative to the root.", true),
-					encodingParam(`"utf-8" (default) for text, "base64" for the raw bytes of any file.`),
-					{Name: "offset", Description: "Byte offset to start reading at (default 0).", Schema: map[string]any{"type": "integer", "minimum": 0}},
-				},
-			},
-			run: (*ToolDriver).readFile,
+			name:  "read_file",
+			title: "Read a file",
+			desc: fmt.Sprintf("Read a file. UTF-8 text is returned as content; a binary file is reported as binary with its size unless encoding is \"base64\". "+
+				"At most %d bytes are returned per call: a longer file is cut, and the result gives next_offset, to pass as offset to read on.", maxRead),
+			annotations: mcs.ToolAnnotations{ReadOnly: true, Idempotent: true},
+			add:         typed((*ToolDriver).readFile),
 		},
 		{
-			tool: mcs.Tool{
-				Name:  "search_files",
-				Title: "Search files by name",
-				Description: fmt.Sprintf(`Find files and directories below a directory whose path matches a glob pattern, recursively. A pattern without "/" (such as "*.txt") matches names at any depth; `+
-					`a pattern with "/" matches the path relative to the directory, "**" standing for any number of directories (such as "src/**/*.go"). At most %d results; the result says when it was cut.`, maxSearchResults),
-				Parameters: []mcs.Parameter{
-					pathParam(`Directory to search, relative to the root; "." (the default) is the root.`, false),
-					{Name: "pattern", Description: `Glob pattern: "*" any characters but "/", "?" one character, "[abc]" a class, "**" any directories.`, Required: true, Schema: map[string]any{"type": "string"}},
-				},
-			},
-			run: (*ToolDriver).searchFiles,
+			name:  "search_files",
+			title: "Search files by name",
+			desc: fmt.Sprintf(`Find files and directories below a directory whose path matches a glob pattern, recursively. A pattern without "/" (such as "*.txt") matches names at any depth; `+
+				`a pattern with "/" matches the path relative to the directory, "**" standing for any number of directories (such as "src/**/*.go"). At most %d results; the result says when it was cut.`, maxSearchResults),
+			annotations: mcs.ToolAnnotations{ReadOnly: true, Idempotent: true},
+			add:         typed((*ToolDriver).searchFiles),
 		},
 		{
-			tool: mcs.Tool{
-				Name:        "file_info",
-				Title:       "File information",
-				Description: "Report the type, size, permissions and modification time of a file or directory; for a symbolic link also its target.",
-				Parameters:  []mcs.Parameter{pathParam("Path relative to the root.", true)},
-			},
-			run: (*ToolDriver).fileInfo,
+			name:        "file_info",
+			title:       "File information",
+			desc:        "Report the type, size, permissions and modification time of a file or directory; for a symbolic link also its target.",
+			annotations: mcs.ToolAnnotations{ReadOnly: true, Idempotent: true},
+			add:         typed((*ToolDriver).fileInfo),
 		},
 		{
-			writes: true,
-			tool: mcs.Tool{
-				Name:        "write_file",
-				Title:       "Write a file",
-				Description: "Write content to a file, replacing it if it exists. Missing parent directories are created; the file is replaced atomically, so it is never left half-written. Reports the bytes written.",
-				Parameters: []mcs.Parameter{
-					pathParam("File path relative to the root.", true),
-					{Name: "content", Description: "The content to write.", Required: true, Schema: map[string]any{"type": "string"}},
-					encodingParam(`"utf-8" (default) writes content as text, "base64" decodes it first.`),
-				},
-			},
-			run: (*ToolDriver).writeFile,
+			writes:      true,
+			name:        "write_file",
+			title:       "Write a file",
+			desc:        "Write content to a file, replacing it if it exists. Missing parent directories are created; the file is replaced atomically, so it is never left half-written. Reports the bytes written.",
+			annotations: mcs.ToolAnnotations{Destructive: true, Idempotent: true},
+			add:         typed((*ToolDriver).writeFile),
+		},
+		{
+			writes:      true,
+			name:        "make_directory",
+			title:       "Create a directory",
+			desc:        "Create a directory and any missing parent directories. An existing directory is not an error.",
+			annotations: mcs.ToolAnnotations{Idempotent: true},
+			add:         typed((*ToolDriver).makeDirectory),
 		},
 		{
 			writes: true,
-			tool: mcs.Tool{
-				Name:        "make_directory",
-				Title:       "Create a directory",
-				Description: "Create a directory and any missing parent directories. An existing directory is not an error.",
-				Parameters:  []mcs.Parameter{pathParam("Directory path relative to the root.", true)},
-			},
-			run: (*ToolDriver).makeDirectory,
+			name:   "move_file",
+			title:  "Move or rename",
+			desc: fmt.Sprintf("Move or rename a file or directory. The destination must not exist; its missing parent directories are created. "+
+				"A symbolic link, moved alone or inside a directory, must still lead inside the root from its new place (a relative link is followed from where it lies), otherwise nothing is moved; "+
+				"a directory with more than %d entries at all levels cannot be checked, so it is not moved.", maxMoveEntries),
+			annotations: mcs.ToolAnnotations{Destructive: true},
+			add:         typed((*ToolDriver).moveFile),
 		},
 		{
-			writes: true,
-			tool: mcs.Tool{
-				Name:  "move_file",
-				Title: "Move or rename",
-				Description: fmt.Sprintf("Move or rename a file or directory. The destination must not exist; its missing parent directories are created. "+
-					"A symbolic link, moved alone or inside a directory, must still lead inside the root from its new place (a relative link is followed from where it lies), otherwise nothing is moved; "+
-					"a directory with more than %d entries at all levels cannot be checked, so it is not moved.", maxMoveEntries),
-				Parameters: []mcs.Parameter{
-					{Name: "from", Description: "Existing path relative to the root.", Required: true, Schema: map[string]any{"type": "string"}},
-					{Name: "to", Description: "New path relative to the root.", Required: true, Schema: map[string]any{"type": "string"}},
-				},
-			},
-			run: (*ToolDriver).moveFile,
-		},
-		{
-			writes: true,
-			tool: mcs.Tool{
-				Name:        "delete_file",
-				Title:       "Delete a file",
-				Description: "Delete a file, a symbolic link (not its target) or an empty directory.",
-				Parameters:  []mcs.Parameter{pathParam("Path relative to the root.", true)},
-			},
-			run: (*ToolDriver).deleteFile,
+			writes:      true,
+			name:        "delete_file",
+			title:       "Delete a file",
+			desc:        "Delete a file, a symbolic link (not its target) or an empty directory.",
+			annotations: mcs.ToolAnnotations{Destructive: true, Idempotent: true},
+			add:         typed((*ToolDriver).deleteFile),
 		},
 	}
 }
@@ -169,8 +173,11 @@ func (d *ToolDriver) displayPath(p string) string {
 // osName converts a resolved root-relative path for *os.Root.
 func osName(rel string) string { return filepath.FromSlash(rel) }
 
-func (d *ToolDriver) listDirectory(ctx context.Context, args map[string]any) (any, error) {
-	p := tooltable.String(args, "path", ".")
+func (d *ToolDriver) listDirectory(ctx context.Context, args listDirectoryArgs) (any, error) {
+	p := "."
+	if args.Path != nil {
+		p = *args.Path
+	}
 	shown := d.displayPath(p)
 	rel, err := d.root.Resolve(p)
 	if err != nil {
@@ -253,13 +260,16 @@ func (d *ToolDriver) describeLink(e map[string]any, rel string) {
 	}
 }
 
-func (d *ToolDriver) readFile(_ context.Context, args map[string]any) (any, error) {
-	p := tooltable.String(args, "path", "")
-	enc, err := encodingArg(args)
+func (d *ToolDriver) readFile(_ context.Context, args readFileArgs) (any, error) {
+	p := args.Path
+	enc, err := encodingArg(args.Encoding)
 	if err != nil {
 		return nil, err
 	}
-	offset := tooltable.Int(args, "offset", 0)
+	if args.Offset > math.MaxInt64 {
+		return nil, fmt.Errorf("offset %d is too large", args.Offset)
+	}
+	offset := int64(args.Offset)
 	shown := d.displayPath(p)
 	rel, err := d.root.Resolve(p)
 	if err != nil {
@@ -319,8 +329,8 @@ func (d *ToolDriver) readFile(_ context.Context, args map[string]any) (any, erro
 	return res, nil
 }
 
-func encodingArg(args map[string]any) (string, error) {
-	switch e := strings.ToLower(strings.TrimSpace(tooltable.String(args, "encoding", ""))); e {
+func encodingArg(arg string) (string, error) {
+	switch e := strings.ToLower(strings.TrimSpace(arg)); e {
 	case "", "utf-8", "utf8", "text":
 		return "utf-8", nil
 	case "base64":
@@ -330,9 +340,12 @@ func encodingArg(args map[string]any) (string, error) {
 	}
 }
 
-func (d *ToolDriver) searchFiles(ctx context.Context, args map[string]any) (any, error) {
-	p := tooltable.String(args, "path", ".")
-	pattern := tooltable.String(args, "pattern", "")
+func (d *ToolDriver) searchFiles(ctx context.Context, args searchFilesArgs) (any, error) {
+	p := "."
+	if args.Path != nil {
+		p = *args.Path
+	}
+	pattern := args.Pattern
 	m, err := compileGlob(pattern)
 	if err != nil {
 		return nil, err
@@ -402,8 +415,8 @@ func (d *ToolDriver) searchFiles(ctx context.Context, args map[string]any) (any,
 	return res, nil
 }
 
-func (d *ToolDriver) fileInfo(_ context.Context, args map[string]any) (any, error) {
-	p := tooltable.String(args, "path", "")
+func (d *ToolDriver) fileInfo(_ context.Context, args pathArgs) (any, error) {
+	p := args.Path
 	shown := d.displayPath(p)
 	rel, err := d.root.ResolveNoFollow(p)
 	if err != nil {
@@ -432,10 +445,10 @@ func (d *ToolDriver) fileInfo(_ context.Context, args map[string]any) (any, erro
 	return res, nil
 }
 
-func (d *ToolDriver) writeFile(ctx context.Context, args map[string]any) (any, error) {
-	p := tooltable.String(args, "path", "")
-	content := tooltable.String(args, "content", "")
-	enc, err := encodingArg(args)
+func (d *ToolDriver) writeFile(ctx context.Context, args writeFileArgs) (any, error) {
+	p := args.Path
+	content := args.Content
+	enc, err := encodingArg(args.Encoding)
 	if err != nil {
 		return nil, err
 	}
@@ -476,8 +489,8 @@ func decodeBase64(s string) ([]byte, error) {
 	return nil, fmt.Errorf(`content is not valid base64 (%v); send the bytes base64-encoded, or text with encoding "utf-8"`, err)
 }
 
-func (d *ToolDriver) makeDirectory(_ context.Context, args map[string]any) (any, error) {
-	p := tooltable.String(args, "path", "")
+func (d *ToolDriver) makeDirectory(_ context.Context, args makeDirectoryArgs) (any, error) {
+	p := args.Path
 	rel, err := d.root.Resolve(p)
 	if err != nil {
 		return nil, err
@@ -514,8 +527,8 @@ func (d *ToolDriver) mkdirAll(rel string) error {
 	return fmt.Errorf("create directory %q: %w", rel, err)
 }
 
-func (d *ToolDriver) moveFile(ctx context.Context, args map[string]any) (any, error) {
-	from, to := tooltable.String(args, "from", ""), tooltable.String(args, "to", "")
+func (d *ToolDriver) moveFile(ctx context.Context, args moveFileArgs) (any, error) {
+	from, to := args.From, args.To
 	shownFrom, shownTo := d.displayPath(from), d.displayPath(to)
 	src, err := d.root.ResolveNoFollow(from)
 	if err != nil {
@@ -645,8 +658,8 @@ func (w *moveWalk) checkDir(ctx context.Context, dir string) error {
 	}
 }
 
-func (d *ToolDriver) deleteFile(_ context.Context, args map[string]any) (any, error) {
-	p := tooltable.String(args, "path", "")
+func (d *ToolDriver) deleteFile(_ context.Context, args pathArgs) (any, error) {
+	p := args.Path
 	shown := d.displayPath(p)
 	rel, err := d.root.ResolveNoFollow(p)
 	if err != nil {
