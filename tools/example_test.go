@@ -77,3 +77,37 @@ func ExampleWithAnnotations() {
 	// list "List files" read-only=true destructive=false
 	// remove "" read-only=false destructive=true
 }
+
+// An argument type with its own schema, and a parameter description known only at
+// run time.
+func ExampleSchemer() {
+	t := tools.New(mcs.Meta{ID: "example/search", Name: "Search", Version: "1.0.0"})
+	maxRows := 50 // from the configuration
+	tools.Add(t, "find", "Finds rows whose cell equals a value.", func(_ context.Context, in struct {
+		Value flexible `json:"value" description:"The value to look for."`
+		Limit *uint64  `json:"limit,omitempty"`
+	}) (string, error) {
+		return "looking for " + string(in.Value), nil
+	}, tools.WithParameterDescription("limit", fmt.Sprintf("Most rows to return (at most %d).", maxRows)))
+
+	list, _ := t.ListTools(context.Background())
+	for _, p := range list[0].Parameters {
+		fmt.Printf("%s %v: %s\n", p.Name, p.Schema["type"], p.Description)
+	}
+	res, _ := t.ExecuteTool(context.Background(), "find", map[string]any{"value": 42.0})
+	fmt.Println(res)
+	// Output:
+	// value [string number]: The value to look for.
+	// limit integer: Most rows to return (at most 50).
+	// looking for 42
+}
+
+// flexible is a string that models may also write as a number.
+type flexible string
+
+func (flexible) JSONSchema() map[string]any { return map[string]any{"type": []string{"string", "number"}} }
+
+func (f *flexible) UnmarshalJSON(b []byte) error {
+	*f = flexible(strings.Trim(string(b), `"`))
+	return nil
+}
