@@ -3,6 +3,7 @@ package mcs
 import (
 	"bytes"
 	"encoding/json"
+	"sort"
 	"strings"
 )
 
@@ -30,11 +31,20 @@ func (textFormat) Format() string { return "text" }
 
 func (textFormat) Match(Reply) bool { return true }
 
+// Extract returns every call of the text in order, including the calls that named a
+// tool but cannot run as written (Err set: not JSON even after repair, two tool
+// names, never closed), so that a reply gives the same outcome whole and streamed.
 func (f textFormat) Extract(r Reply) []ToolCall {
 	if r.Text == "" {
 		return nil
 	}
-	return f.ps.NewDecoder().Finish(r.Text)
+	dec := f.ps.NewDecoder()
+	calls := dec.Finish(r.Text)
+	if bad := dec.Malformed(); len(bad) > 0 {
+		calls = append(calls, bad...)
+		sort.SliceStable(calls, func(i, j int) bool { return calls[i].Start < calls[j].Start })
+	}
+	return calls
 }
 
 func (f textFormat) History(r Reply, outcomes []CallOutcome) []map[string]any {
@@ -84,25 +94,6 @@ func (a *textAssembler) Forming() []string { return nil }
 // JSON and decoded.
 func NewReply(response any) Reply {
 	switch v := response.(type) {
-	case nil:
-		return Reply{}
-	case string:
-		return Reply{Text: v}
-	case map[string]any:
-		if !isNativeMessage(v) {
-			// A bare object, such as a text call the caller decoded, or a message of a
-			// format only a user's strategy knows: its JSON is the text.
-			b, err := json.Marshal(v)
-			if err != nil {
-				return Reply{Message: v}
-			}
-			return Reply{Message: v, Text: string(b)}
-		}
-		return replyFromMap(v)
-	case []byte:
-		return replyFromBytes(v)
-	case json.RawMessage:
-		return replyFromBytes(v)
 	case Reply:
 		return v
 	case *Reply:
@@ -111,11 +102,28 @@ func NewReply(response any) Reply {
 		}
 		return *v
 	}
-	b, err := json.Marshal(response)
-	if err != nil {
+	in := normalize(response)
+	switch in.kind {
+	case inputNil:
+		return Reply{}
+	case inputText:
+		return Reply{Text: in.text}
+	case inputMap:
+		if !isNativeMessage(in.obj) {
+			// A bare object, such as a text call the caller decoded, or a message of a
+			// format only a user's strategy knows: its JSON is the text.
+			b, err := json.Marshal(in.obj)
+			if err != nil {
+				return Reply{Message: in.obj}
+			}
+			return Reply{Message: in.obj, Text: string(b)}
+		}
+		return replyFromMap(in.obj)
+	}
+	if in.text == "" {
 		return Reply{}
 	}
-	return replyFromBytes(b)
+	return replyFromBytes([]byte(in.text))
 }
 
 func replyFromBytes(b []byte) Reply {

@@ -611,23 +611,17 @@ func isNil(d mcs.ToolDriver) bool {
 	return false
 }
 
-// maxUnwrap bounds how many wrappers reaches looks through.
-const maxUnwrap = 16
-
-// reaches reports whether d is target or an orchestrator that contains it, directly
-// or behind wrappers that expose what they wrap with a ToolDriver method (as
-// *mcs.BaseDriver does).
+// reaches reports whether d is target or contains it: an orchestrator that
+// registers it (directly or further down), or a wrapper that reports it wraps it
+// with a method Wraps(mcs.ToolDriver) bool (as *mcs.BaseDriver does). seen keeps a
+// shared nested orchestrator from being walked twice.
 func reaches(d mcs.ToolDriver, target *Orchestrator, seen map[*Orchestrator]bool) bool {
 	od, ok := d.(*Orchestrator)
-	for i := 0; !ok && i < maxUnwrap; i++ {
-		w, isWrapper := d.(interface{ ToolDriver() mcs.ToolDriver })
-		if !isWrapper {
-			return false
-		}
-		d = w.ToolDriver()
-		od, ok = d.(*Orchestrator)
+	if !ok {
+		w, isWrapper := d.(interface{ Wraps(mcs.ToolDriver) bool })
+		return isWrapper && w.Wraps(target)
 	}
-	if !ok || od == nil {
+	if od == nil {
 		return false
 	}
 	if od == target {
@@ -643,4 +637,34 @@ func reaches(d mcs.ToolDriver, target *Orchestrator, seen map[*Orchestrator]bool
 		}
 	}
 	return false
+}
+
+// Wraps reports whether td is registered in the orchestrator, directly or further
+// down (inside a nested orchestrator or a wrapper that reports it wraps it). It is
+// how a composition detects a cycle without a way around any driver's middleware.
+func (o *Orchestrator) Wraps(td mcs.ToolDriver) bool {
+	target, ok := td.(*Orchestrator)
+	seen := map[*Orchestrator]bool{o: true}
+	for _, e := range o.set.Load().entries {
+		if ok && reaches(e.Driver, target, seen) {
+			return true
+		}
+		if !ok && sameDriver(e.Driver, td) {
+			return true
+		}
+		if w, isWrapper := e.Driver.(interface{ Wraps(mcs.ToolDriver) bool }); !ok && isWrapper && w.Wraps(td) {
+			return true
+		}
+	}
+	return false
+}
+
+// sameDriver reports whether a and b are the same driver value, without panicking
+// on driver types that are not comparable.
+func sameDriver(a, b mcs.ToolDriver) bool {
+	if a == nil || b == nil {
+		return false
+	}
+	ta, tb := reflect.TypeOf(a), reflect.TypeOf(b)
+	return ta == tb && ta.Comparable() && a == b
 }
