@@ -176,7 +176,8 @@ func TestProcessNativeFormats(t *testing.T) {
 		{"ollama: arguments as an object", map[string]any{"role": "assistant", "content": "", "tool_calls": []any{
 			map[string]any{"function": map[string]any{"name": "add", "arguments": map[string]any{"a": 5.0, "b": 5.0}}}}},
 			[]call{{Name: "add", Args: map[string]any{"a": 5.0, "b": 5.0}, Result: 10.0}},
-			`[{"content":null,"role":"assistant","tool_calls":[{"function":{"arguments":"{\"a\":5,\"b\":5}","name":"add"},"id":"","type":"function"}]},{"content":"10","role":"tool","tool_call_id":""}]`},
+			// Ollama's history keeps the arguments an object, as Ollama sends and reads them.
+			`[{"content":null,"role":"assistant","tool_calls":[{"function":{"arguments":{"a":5,"b":5},"name":"add"},"id":"","type":"function"}]},{"content":"10","role":"tool","tool_call_id":"","tool_name":"add"}]`},
 		{"tool_calls key wins over text content", map[string]any{"role": "assistant",
 			"content": `{"tool":"echo","arguments":{"text":"from text"}}`, "tool_calls": []any{}}, nil, `null`},
 		{"chat completions malformed arguments", map[string]any{"role": "assistant", "tool_calls": []any{

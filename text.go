@@ -175,7 +175,23 @@ func replyFromMap(m map[string]any) Reply {
 	return Reply{Message: m, Text: messageText(m)}
 }
 
-// messageText collects the text content of a native message in any built-in shape.
+// isTextBlock reports whether a content block or part is answer text: typed "text"
+// or "output_text", or untyped. Thinking and reasoning blocks (which some servers
+// also give a "text" field) are the model thinking aloud: a call written there
+// never runs.
+func isTextBlock(m map[string]any) bool {
+	switch t := m["type"].(type) {
+	case nil:
+		return true
+	case string:
+		return t == "text" || t == "output_text"
+	}
+	return false
+}
+
+// messageText collects the answer text of a native message in any built-in shape;
+// reasoning (Anthropic thinking blocks, Responses reasoning items, Gemini thought
+// parts, typed reasoning parts) is left out.
 func messageText(m map[string]any) string {
 	switch c := m["content"].(type) {
 	case string:
@@ -184,7 +200,7 @@ func messageText(m map[string]any) string {
 		var b strings.Builder
 		for _, blk := range c {
 			bm, _ := blk.(map[string]any)
-			if t, ok := bm["text"].(string); ok {
+			if t, ok := bm["text"].(string); ok && isTextBlock(bm) {
 				b.WriteString(t)
 			}
 		}
@@ -200,7 +216,7 @@ func messageText(m map[string]any) string {
 			parts, _ := im["content"].([]any)
 			for _, p := range parts {
 				pm, _ := p.(map[string]any)
-				if t, ok := pm["text"].(string); ok {
+				if t, ok := pm["text"].(string); ok && isTextBlock(pm) {
 					b.WriteString(t)
 				}
 			}
