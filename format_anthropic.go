@@ -214,4 +214,3 @@ func (a *anthropicAssembler) Message() map[string]any {
 func (a *anthropicAssembler) Done() bool { return a.done }
 
 func (a *anthropicAssembler) Forming() []string { return a.names }
-

@@ -242,4 +242,3 @@ func (a *chatAssembler) Message() map[string]any {
 func (a *chatAssembler) Done() bool { return a.done }
 
 func (a *chatAssembler) Forming() []string { return a.names }
-

@@ -235,4 +235,3 @@ func (a *responsesAssembler) Message() map[string]any {
 func (a *responsesAssembler) Done() bool { return a.done }
 
 func (a *responsesAssembler) Forming() []string { return a.names }
-

@@ -102,7 +102,6 @@ func str(v any) string {
 	return s
 }
 
-
 // missingArguments is the error of a native call whose arguments are null: in a
 // stream, arguments that never arrived.
 func missingArguments(tool string) error {
