@@ -425,3 +425,47 @@ func TestStrategyPanicKeepsNativeCalls(t *testing.T) {
 		t.Errorf("the panic was not logged: %q", logs.String())
 	}
 }
+
+// TestExtractCalls: every call-shaped entry, owned or not, with ids, arguments and
+// the format; malformed ones with Err; nothing from reasoning blocks or prose.
+func TestExtractCalls(t *testing.T) {
+	type got struct {
+		ID, Name string
+		Args     map[string]any
+		Bad      bool
+	}
+	flat := func(calls []mcs.ToolCall) []got {
+		var out []got
+		for _, c := range calls {
+			out = append(out, got{c.ID, c.Name, c.Arguments, c.Err != nil})
+		}
+		return out
+	}
+	tests := []struct {
+		name   string
+		reply  any
+		format string
+		want   []got
+	}{
+		{"text", `a {"tool":"echo","arguments":{"text":"x"}} b {"tool":"nobody_has_it"} <think>{"tool":"no"}</think> {"tool":"bad" "x"}`, "text",
+			[]got{{"", "echo", map[string]any{"text": "x"}, false}, {"", "nobody_has_it", map[string]any{}, false}, {"", "bad", map[string]any{}, true}}},
+		{"chat", map[string]any{"role": "assistant", "tool_calls": []any{
+			map[string]any{"id": "c1", "type": "function", "function": map[string]any{"name": "ghost", "arguments": `{"a":1}`}},
+			map[string]any{"id": "c2", "type": "function", "function": map[string]any{"name": "echo", "arguments": `[1]`}}}}, "openai-chat",
+			[]got{{"c1", "ghost", map[string]any{"a": 1.0}, false}, {"c2", "echo", nil, true}}},
+		{"prose", "nothing to see {here}", "text", nil},
+		{"nil", nil, "text", nil},
+	}
+	for _, tt := range tests {
+		format, calls := mcs.ExtractCalls(tt.reply)
+		if format != tt.format {
+			t.Errorf("%s: format %q, want %q", tt.name, format, tt.format)
+		}
+		if diff := cmp.Diff(tt.want, flat(calls)); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tt.name, diff)
+		}
+	}
+	if format, calls := mcs.ExtractCalls("x", nil, mcs.TextFormat(nil)); format != "text" || calls != nil {
+		t.Errorf("nil strategy: %q %v", format, calls)
+	}
+}
