@@ -66,21 +66,22 @@ func (t *Table[D]) Names() []string {
 // Execute runs the tool name of the driver d with the model-supplied args: it
 // finds the tool, fails when ctx is already done, checks args with [Parse] and
 // calls the tool's function. It fails for a name the table does not publish (the
-// error lists the tools), for a done ctx (wrapping [context.Cause]), for arguments
-// Parse refuses, and with the error of the tool; every error but the first begins
-// with the tool name and wraps its cause. The result is nil whenever the error is
-// not.
+// error wraps [mcs.ErrUnknownTool] and lists the tools), for a done ctx (wrapping
+// [context.Cause]), for arguments Parse refuses (an *[mcs.ArgumentsError] naming
+// the tool), and with the error of the tool; the errors of a done ctx and of the
+// tool begin with the tool name and wrap their cause. The result is nil whenever
+// the error is not.
 func (t *Table[D]) Execute(ctx context.Context, d D, name string, args map[string]any) (any, error) {
 	e, ok := t.byName[name]
 	if !ok {
-		return nil, fmt.Errorf("unknown tool %q; the tools are: %s", name, strings.Join(t.Names(), ", "))
+		return nil, fmt.Errorf("%w %q; the tools are: %s", mcs.ErrUnknownTool, name, strings.Join(t.Names(), ", "))
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, context.Cause(ctx))
 	}
 	a, err := Parse(&e.tool, args)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, &mcs.ArgumentsError{Tool: name, Problems: []string{err.Error()}}
 	}
 	res, err := e.run(d, ctx, a)
 	if err != nil {

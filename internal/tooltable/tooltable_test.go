@@ -101,13 +101,14 @@ func TestTableExecute(t *testing.T) {
 		want    any
 		wantErr string
 		is      error
+		as      bool // the error is an *mcs.ArgumentsError
 		calls   []string
 	}{
 		{name: "runs", tool: "echo", args: map[string]any{"text": "ab", "times": "3"}, want: "ababab", calls: []string{"ab"}},
 		{name: "default", tool: "echo", args: map[string]any{"text": "x", "times": nil}, want: "x", calls: []string{"x"}},
-		{name: "unknown tool", tool: "rm", args: nil, wantErr: `unknown tool "rm"; the tools are: echo, fail, wait`},
-		{name: "bad arguments", tool: "echo", args: map[string]any{"text": "x", "times": 0.0}, wantErr: `echo: argument "times" must be at least 1, got 0`},
-		{name: "unknown argument", tool: "echo", args: map[string]any{"txt": "x"}, wantErr: `echo: unknown argument "txt"; the parameters of echo are: text (string, required), times (integer)`},
+		{name: "unknown tool", tool: "rm", args: nil, wantErr: `unknown tool "rm"; the tools are: echo, fail, wait`, is: mcs.ErrUnknownTool},
+		{name: "bad arguments", tool: "echo", args: map[string]any{"text": "x", "times": 0.0}, wantErr: `invalid arguments for "echo": argument "times" must be at least 1, got 0`, as: true},
+		{name: "unknown argument", tool: "echo", args: map[string]any{"txt": "x"}, wantErr: `invalid arguments for "echo": unknown argument "txt"; the parameters of echo are: text (string, required), times (integer)`, as: true},
 		{name: "tool error", tool: "fail", wantErr: "fail: boom", is: errBoom},
 		{name: "done context", ctx: canceled, tool: "echo", args: map[string]any{"text": "x"}, wantErr: "echo: user left", is: cause},
 		{name: "unknown before done context", ctx: canceled, tool: "rm", wantErr: `unknown tool "rm"`},
@@ -123,6 +124,9 @@ func TestTableExecute(t *testing.T) {
 			if tc.wantErr != "" {
 				if err == nil || !strings.HasPrefix(err.Error(), tc.wantErr) {
 					t.Errorf("Execute error = %v, want it to begin with %q", err, tc.wantErr)
+				}
+				if _, ok := errors.AsType[*mcs.ArgumentsError](err); ok != tc.as {
+					t.Errorf("Execute error = %v: *mcs.ArgumentsError %v, want %v", err, ok, tc.as)
 				}
 				if tc.is != nil && !errors.Is(err, tc.is) {
 					t.Errorf("Execute error = %v does not wrap %v", err, tc.is)
