@@ -2,11 +2,15 @@ package mcs
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"maps"
+	"log/slog"
+	"reflect"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
+
+	"github.com/mcs-go/mcs/internal/clone"
 )
 
 // ToolLookup is an optional interface of a [ToolDriver] that can tell whether it
@@ -26,14 +30,26 @@ type InstructionProvider interface {
 
 // PanicError is the error of a call during which a tool or a middleware panicked.
 // The panic is recovered; it never crashes the host.
+//
+// It is the one panic error of the module: the orchestrator reports a panic of a
+// driver's ListTools or of a strategy with it too, with Op set and Tool empty.
 type PanicError struct {
-	Tool  string // the tool name the call was made with
+	Tool  string // the tool name the call was made with; "" when no call was running
+	Op    string // what panicked when Tool is "", such as "ListTools" or "the strategy"
 	Value any    // the value passed to panic
-	Stack []byte // the stack of the panicking goroutine, for logs; not in Error
+	Stack []byte // the stack of the panicking goroutine, for logs; never in Error
 }
 
-// Error returns a message that names the tool and the panic value.
+// Error returns a message that names the tool (or Op) and the panic value; never
+// the stack, which holds source paths.
 func (e *PanicError) Error() string {
+	if e.Tool == "" {
+		op := e.Op
+		if op == "" {
+			op = "the driver"
+		}
+		return fmt.Sprintf("%s panicked: %v", op, e.Value)
+	}
 	return fmt.Sprintf("tool %q panicked: %v", e.Tool, e.Value)
 }
 
@@ -96,7 +112,7 @@ func NewBaseDriver(td ToolDriver, opts ...Option) *BaseDriver {
 		b.ps = DefaultPromptStrategy()
 	}
 	b.strategies = b.opts.ExtractionStrategies
-	if b.strategies == nil {
+	if len(b.strategies) == 0 {
 		b.strategies = DefaultExtractionStrategies(b.ps)
 	}
 	for _, s := range b.strategies {
@@ -111,8 +127,34 @@ func NewBaseDriver(td ToolDriver, opts ...Option) *BaseDriver {
 	return b
 }
 
-// ToolDriver returns the ToolDriver the BaseDriver was built over.
-func (b *BaseDriver) ToolDriver() ToolDriver { return b.td }
+// Wraps reports whether td is the ToolDriver b was built over, or is wrapped by it
+// further down: when that tool driver has a method Wraps(ToolDriver) bool itself
+// (another BaseDriver, an orchestrator), it is asked in turn. It answers the
+// question a composition needs (would registering b inside td make a cycle?)
+// without handing out the tool driver: a caller that held it could run its tools
+// around b's middleware.
+func (b *BaseDriver) Wraps(td ToolDriver) bool {
+	if td == nil {
+		return false
+	}
+	if sameDriver(b.td, td) {
+		return true
+	}
+	if w, ok := b.td.(interface{ Wraps(ToolDriver) bool }); ok {
+		return w.Wraps(td)
+	}
+	return false
+}
+
+// sameDriver reports whether a and b are the same driver value. Unlike a == b it
+// never panics, even for driver types that are not comparable.
+func sameDriver(a, b ToolDriver) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	ta, tb := reflect.TypeOf(a), reflect.TypeOf(b)
+	return ta == tb && ta.Comparable() && a == b
+}
 
 // PromptStrategy returns the driver's prompt codec.
 func (b *BaseDriver) PromptStrategy() PromptStrategy { return b.ps }
@@ -131,10 +173,13 @@ func (b *BaseDriver) Middleware() []ToolMiddleware {
 	return append([]ToolMiddleware(nil), b.chain.Load().mw...)
 }
 
-// Meta returns the tool driver's meta with the capabilities of BaseDriver added:
-// standalone, orchestratable, native_tools, streaming and tool_middleware.
-// SupportedLLMs is ["*"] when the tool driver names none. The installed middleware
-// never appears in it.
+// Meta returns the tool driver's meta with its flags derived by
+// [DeriveCapabilities] from *BaseDriver: standalone, orchestratable, native_tools,
+// streaming and tool_middleware are added, and a flag of a contract *BaseDriver does
+// not implement is dropped (healthcheck of a tool driver that has one: a driver that
+// embeds *BaseDriver and forwards Healthcheck derives its meta from itself, see
+// above). SupportedLLMs is ["*"] when the tool driver names none. The installed
+// middleware never appears in it.
 func (b *BaseDriver) Meta() Meta {
 	b.metaOnce.Do(func() {
 		m := DeriveCapabilities(b.td.Meta(), b)
@@ -287,55 +332,101 @@ func (b *BaseDriver) NativeToolContext(ctx context.Context, model string) (Nativ
 // Unknown tools are ignored: a response with no owned call gives the zero Response.
 // A tool error, a middleware error, malformed arguments or a panic become a failed
 // CallRecord with a retry prompt; nothing escapes to the caller. When ctx is done,
-// no further call starts and the remaining ones fail with ctx's error.
-func (b *BaseDriver) ProcessLLMResponse(ctx context.Context, response any) (resp Response) {
-	var reply Reply
-	var strategy ExtractionStrategy
-	var calls []ToolCall
-	func() {
-		defer func() {
-			if v := recover(); v != nil {
-				strategy, calls = nil, nil
-			}
-		}()
-		reply = NewReply(response) // may marshal a caller's value
-		for _, s := range b.strategies {
-			if s.Match(reply) {
-				strategy = s
-				calls = s.Extract(reply)
-				break
-			}
-		}
-	}()
+// no further call starts and the remaining ones fail with ctx's error. Owned calls
+// beyond the per-reply limit (see WithMaxCalls) fail without running. When the tool
+// listing fails, so that the driver cannot tell its calls from others',
+// Response.Unavailable says so. A panic in an extraction strategy is logged with
+// slog.Default and gives the zero Response.
+func (b *BaseDriver) ProcessLLMResponse(ctx context.Context, response any) Response {
+	strategy, reply, calls := b.extract(response)
 	if strategy == nil || len(calls) == 0 {
 		return Response{}
 	}
-	owned := b.owned(ctx, calls)
+	owned, err := b.owned(ctx, calls)
 	if len(owned) == 0 {
-		return Response{}
+		return Response{Unavailable: err}
 	}
-	return b.run(ctx, strategy, reply, owned)
+	resp := b.run(ctx, strategy, reply, owned, 0)
+	resp.Unavailable = err
+	return resp
 }
 
-// owned keeps the calls whose tool the driver publishes, in order. When the tools
-// cannot be listed (an error, or a panic in the tool driver) no call is owned.
-func (b *BaseDriver) owned(ctx context.Context, calls []ToolCall) (out []ToolCall) {
+// extract finds the strategy that matches response and its calls. A panic in a
+// strategy (or in marshalling a caller's value) is logged and gives nothing.
+func (b *BaseDriver) extract(response any) (strategy ExtractionStrategy, reply Reply, calls []ToolCall) {
 	defer func() {
-		if recover() != nil {
-			out = nil
+		if v := recover(); v != nil {
+			logPanic("extracting the calls of a reply", strategy, v)
+			strategy, calls = nil, nil
+		}
+	}()
+	reply = NewReply(response) // may marshal a caller's value
+	for _, s := range b.strategies {
+		strategy = s
+		if s.Match(reply) {
+			return s, reply, s.Extract(reply)
+		}
+	}
+	return nil, reply, nil
+}
+
+// logPanic logs a recovered panic of user code (a strategy, a decoder) with its
+// stack, on slog.Default.
+func logPanic(doing string, s ExtractionStrategy, v any) {
+	attrs := []any{"panic", fmt.Sprint(v), "stack", string(debug.Stack())}
+	if s != nil {
+		attrs = append(attrs, "format", safeFormat(s))
+	}
+	slog.Default().Error("mcs: recovered a panic while "+doing, attrs...)
+}
+
+// safeFormat returns s.Format(), or "" when it panics.
+func safeFormat(s ExtractionStrategy) (name string) {
+	defer func() { _ = recover() }()
+	return s.Format()
+}
+
+// UnavailableError is the error of [Response.Unavailable]: the driver could not
+// list its tools, so it could not tell which calls of a reply are its own.
+type UnavailableError struct {
+	Driver string // the Name of the driver's Meta
+	Err    error  // why the tools could not be listed
+}
+
+// Error says which driver is unavailable and why.
+func (e *UnavailableError) Error() string {
+	return fmt.Sprintf("driver %q is unavailable: it cannot list its tools: %v", e.Driver, e.Err)
+}
+
+// Unwrap returns the listing's error.
+func (e *UnavailableError) Unwrap() error { return e.Err }
+
+// owned keeps the calls whose tool the driver publishes, in order. When the tools
+// cannot be listed (an error, or a panic in the tool driver) the calls that could
+// not be judged are not owned, and err, an *UnavailableError, says why.
+func (b *BaseDriver) owned(ctx context.Context, calls []ToolCall) (out []ToolCall, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			out, err = nil, b.unavailable(&PanicError{Op: "ListTools", Value: v, Stack: debug.Stack()})
 		}
 	}()
 	if tl, ok := b.td.(ToolLookup); ok {
 		for _, c := range calls {
-			if has, err := tl.HasTool(ctx, c.Name); err == nil && has {
+			has, lerr := tl.HasTool(ctx, c.Name)
+			switch {
+			case lerr != nil:
+				if err == nil {
+					err = b.unavailable(lerr)
+				}
+			case has:
 				out = append(out, c)
 			}
 		}
-		return out
+		return out, err
 	}
-	tools, err := b.td.ListTools(ctx)
-	if err != nil {
-		return nil
+	tools, lerr := b.td.ListTools(ctx)
+	if lerr != nil {
+		return nil, b.unavailable(lerr)
 	}
 	if len(calls) > 1 && len(tools) > 1 {
 		names := make(map[string]bool, len(tools))
@@ -347,7 +438,7 @@ func (b *BaseDriver) owned(ctx context.Context, calls []ToolCall) (out []ToolCal
 				out = append(out, c)
 			}
 		}
-		return out
+		return out, nil
 	}
 	for _, c := range calls {
 		for i := range tools {
@@ -357,29 +448,61 @@ func (b *BaseDriver) owned(ctx context.Context, calls []ToolCall) (out []ToolCal
 			}
 		}
 	}
-	return out
+	return out, nil
 }
 
-// ownsName reports whether the driver publishes name.
-func (b *BaseDriver) ownsName(ctx context.Context, name string) bool {
-	return len(b.owned(ctx, []ToolCall{{Name: name}})) == 1
+func (b *BaseDriver) unavailable(err error) error {
+	if ue, ok := err.(*UnavailableError); ok {
+		return ue
+	}
+	return &UnavailableError{Driver: b.td.Meta().Name, Err: err}
 }
 
-// run executes the owned calls in order and builds the Response.
-func (b *BaseDriver) run(ctx context.Context, s ExtractionStrategy, reply Reply, calls []ToolCall) Response {
+// ownsName reports whether the driver publishes name; err is set when that cannot
+// be told.
+func (b *BaseDriver) ownsName(ctx context.Context, name string) (bool, error) {
+	out, err := b.owned(ctx, []ToolCall{{Name: name}})
+	return len(out) == 1, err
+}
+
+// ErrTooManyCalls is wrapped by the error of a call beyond the per-reply limit
+// (see [WithMaxCalls]); such a call never runs.
+var ErrTooManyCalls = errors.New("too many tool calls in one reply")
+
+// maxCalls returns the per-reply limit; -1 for none.
+func (b *BaseDriver) maxCalls() int {
+	switch n := b.opts.MaxCalls; {
+	case n == 0:
+		return DefaultMaxCalls
+	case n < 0:
+		return -1
+	default:
+		return n
+	}
+}
+
+// run executes the owned calls in order and builds the Response. before is how
+// many owned calls of the same reply ran in earlier rounds (streaming), for the
+// per-reply limit.
+func (b *BaseDriver) run(ctx context.Context, s ExtractionStrategy, reply Reply, calls []ToolCall, before int) Response {
 	resp := Response{Calls: make([]CallRecord, 0, len(calls))}
 	outcomes := make([]CallOutcome, 0, len(calls))
-	for _, c := range calls {
+	limit := b.maxCalls()
+	for i, c := range calls {
 		rec := CallRecord{ID: c.ID, Name: c.Name, Arguments: c.Arguments}
 		switch {
 		case c.Err != nil:
 			rec.Err = c.Err
+		case limit >= 0 && before+i >= limit:
+			rec.Err = fmt.Errorf("%w: the call to %q was not run: one reply may make at most %d tool calls; make fewer calls and wait for their results", ErrTooManyCalls, c.Name, limit)
 		case ctx.Err() != nil:
 			rec.Err = fmt.Errorf("call to %q not started: %w", c.Name, context.Cause(ctx))
 		default:
 			info, _ := CallInfoFromContext(ctx)
 			info.CallID = c.ID
-			rec.Result, rec.Err = b.ExecuteTool(ContextWithCallInfo(ctx, info), c.Name, maps.Clone(c.Arguments))
+			// The chain gets its own copy: a tool that changes nested arguments
+			// changes neither the record nor the history.
+			rec.Result, rec.Err = b.ExecuteTool(ContextWithCallInfo(ctx, info), c.Name, clone.Args(c.Arguments))
 		}
 		if rec.Err != nil {
 			rec.Result = nil
@@ -396,6 +519,7 @@ func (b *BaseDriver) run(ctx context.Context, s ExtractionStrategy, reply Reply,
 	func() {
 		defer func() {
 			if v := recover(); v != nil {
+				logPanic("shaping the history of a reply", s, v)
 				resp.Messages = nil
 			}
 		}()

@@ -73,13 +73,20 @@ func lookupTool(ctx context.Context, td ToolDriver, name string) Tool {
 }
 
 // ExtractCalls returns every call-shaped entry of response, owned by anybody or
-// nobody, with the name of the wire format that recognised it ("" when none did).
-// With no strategies it uses [DefaultExtractionStrategies] over the default prompt
-// strategy. It is how a client finds the calls no driver owned: a driver keeps silent
-// about tools it does not publish (so a reply can be offered to several drivers), so
-// a client compares these calls with the Response's Calls and answers the rest (a
-// hallucinated tool must not become the final answer, and in native mode every call
-// id must be answered). It never panics; a panic in a strategy yields no calls.
+// nobody, in order, with the name of the wire format that recognised it ("" when
+// none did). Each call has its name, its provider call id (native calls) and its
+// arguments; a call that names a tool but cannot run as written (text that is not
+// JSON even after repair, arguments that are not an object) has Err set. Calls in
+// reasoning blocks are not calls and are not returned. With no strategies it uses
+// [DefaultExtractionStrategies] over the default prompt strategy; nil entries are
+// skipped.
+//
+// It is how a client finds the calls no driver owned: a driver keeps silent about
+// tools it does not publish (so a reply can be offered to several drivers), so a
+// client compares these calls with the Calls of every driver's Response and answers
+// the rest (a hallucinated tool must not become the final answer, and in native mode
+// every call id must be answered, or the provider rejects the next request). It
+// never panics; a panic in a strategy yields no calls.
 func ExtractCalls(response any, strategies ...ExtractionStrategy) (format string, calls []ToolCall) {
 	if len(strategies) == 0 {
 		strategies = DefaultExtractionStrategies(DefaultPromptStrategy())

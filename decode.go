@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -47,18 +48,25 @@ func (e *ArgumentsError) Error() string {
 const maxRestarts = 8
 
 // jsonDecoder is the incremental scanner of the JSON codec. It walks the text once,
-// byte by byte, tracking code fences in prose and string, comment and nesting state
-// inside objects. Complete top-level objects are decoded (with repair when needed)
-// and reported when they name a tool.
+// tracking code fences and reasoning blocks in prose and string, comment and nesting
+// state inside objects. Complete top-level objects are decoded (with repair when
+// needed) and reported when they name a tool.
 //
-// Cost: Scan reads each byte once, except after a brace that turns out to be prose
-// (no key follows it), where scanning resumes right after the brace. The key check
-// fails at any other brace, even one inside a comment or a quoted key, so the
+// Cost: in prose, the scanner jumps from one byte that may matter (a brace, a
+// backtick, the first byte of a reasoning tag) to the next with a vectorised search,
+// remembering for each such byte where it occurs next, so prose is read once at
+// memory speed. Inside objects it reads byte by byte. After a brace that turns out to
+// be prose (no key follows it), scanning resumes right after the brace. The key
+// check fails at any other brace, even one inside a comment or a quoted key, so the
 // region it re-reads holds no brace: no byte is re-read by two key checks, and Scan
 // reads each byte at most twice. Each complete object is decoded once.
 type jsonDecoder struct {
 	codec *JSONPromptStrategy
-	pos   int // next byte to scan
+	pos   int  // next byte to scan
+	final bool // Finish is running: the text is complete
+
+	// next occurrences, in prose, of the bytes that may matter there
+	marks []mark
 
 	// code fences in prose
 	btRun      int  // length of the current run of backticks
@@ -69,6 +77,9 @@ type jsonDecoder struct {
 	fenceLine  bool       // the opening fence's line (language tag) has ended
 	waiting    []ToolCall // calls complete inside the open fence
 	waitName   string     // the tool name all waiting calls share; "" when they differ
+
+	// an open reasoning block: the tag that closes it; "" outside
+	think string
 
 	// the open top-level object
 	depth        int
@@ -89,7 +100,37 @@ type jsonDecoder struct {
 	otherName    string // a different name under the same alias: a conflict
 
 	restarts  int
-	malformed []ToolCall
+	malformed []ToolCall // objects that named a tool and never closed
+}
+
+// mark remembers where byte c occurs next in prose: at pos, or (pos < 0) nowhere in
+// [from, upto).
+type mark struct {
+	c         byte
+	pos, from int
+	upto      int
+}
+
+// next returns the offset of the first occurrence of m.c in text[i:], or -1. The
+// answer is remembered, so that a byte of prose is searched once per mark.
+func (m *mark) next(text string, i int) int {
+	if m.pos >= i && m.from <= i {
+		return m.pos
+	}
+	if m.pos < 0 && m.from <= i && m.upto >= len(text) {
+		return -1
+	}
+	start := i
+	if m.pos < 0 && m.from <= i && m.upto > i {
+		start = m.upto
+	}
+	m.from = i
+	if j := strings.IndexByte(text[start:], m.c); j >= 0 {
+		m.pos = start + j
+	} else {
+		m.pos, m.upto = -1, len(text)
+	}
+	return m.pos
 }
 
 // Scan continues over text and returns the calls completed since the last call.
@@ -100,6 +141,7 @@ func (d *jsonDecoder) Scan(text string) []ToolCall {
 // Finish scans the rest of text, closes what the end of the text closes (a fence,
 // a run of backticks) and looks for calls after objects that never closed.
 func (d *jsonDecoder) Finish(text string) []ToolCall {
+	d.final = true
 	out := d.scan(text, nil)
 	n := len(text)
 	if d.btRun > 0 {
@@ -110,7 +152,7 @@ func (d *jsonDecoder) Finish(text string) []ToolCall {
 		// and everything after its brace is that call's own text: objects nested in
 		// its arguments are data, never calls.
 		if d.name != "" {
-			d.malformed = append(d.malformed, ToolCall{Name: d.name, Start: d.objStart, End: n,
+			d.malformed = append(d.malformed, ToolCall{Name: d.name, Arguments: map[string]any{}, Start: d.objStart, End: n,
 				Err: fmt.Errorf("%w: the JSON object of the call to %q never closed", ErrMalformedCall, d.name)})
 			break
 		}
@@ -187,7 +229,9 @@ func (d *jsonDecoder) formingName() string {
 	return ""
 }
 
-// Malformed returns the malformed calls found so far.
+// Malformed returns the objects that named a tool and never closed (found by
+// Finish). Objects that closed but cannot run are returned by Scan and Finish, in
+// order, with Err set.
 func (d *jsonDecoder) Malformed() []ToolCall { return d.malformed }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
@@ -216,43 +260,148 @@ func plainName(s string) bool {
 	return true
 }
 
+// scan is the main loop: prose, reasoning blocks and objects, until the end of text
+// or until a decision needs bytes that have not arrived.
 func (d *jsonDecoder) scan(text string, out []ToolCall) []ToolCall {
 	n := len(text)
-	for i := d.pos; i < n; i++ {
-		c := text[i]
-		if d.depth == 0 {
-			if c == '`' {
-				if d.btRun == 0 {
-					d.btStart = i
-				}
-				d.btRun++
+	i := d.pos
+	for i < n {
+		var wait bool
+		switch {
+		case d.think != "":
+			i, wait = d.skipReasoning(text, i)
+		case d.depth == 0:
+			i, wait, out = d.scanProse(text, i, out)
+		default:
+			i, wait, out = d.scanObject(text, i, out)
+		}
+		if wait {
+			d.pos = i
+			return out
+		}
+	}
+	d.pos = n
+	return out
+}
+
+// skipReasoning skips the reasoning block that is open, up to and including its
+// closing tag. Calls in it are the model thinking aloud: never calls.
+func (d *jsonDecoder) skipReasoning(text string, i int) (int, bool) {
+	j := strings.Index(text[i:], d.think)
+	if j < 0 {
+		// the closing tag may still arrive, split across the end of text
+		return max(i, len(text)-len(d.think)+1), true
+	}
+	i += j + len(d.think)
+	d.think = ""
+	return i, false
+}
+
+// proseMarks returns the marks of the bytes that may matter in prose: a brace, a
+// backtick, and the first byte of every reasoning tag.
+func (d *jsonDecoder) proseMarks() []mark {
+	if d.marks == nil {
+		d.marks = []mark{{c: '{', pos: -1}, {c: '`', pos: -1}}
+		for _, t := range d.codec.ReasoningTags {
+			if t.Open == "" || t.Close == "" {
 				continue
 			}
-			if d.btRun > 0 {
-				out = d.endBacktickRun(text, i, out)
+			c := t.Open[0]
+			if !slices.ContainsFunc(d.marks, func(m mark) bool { return m.c == c }) {
+				d.marks = append(d.marks, mark{c: c, pos: -1})
 			}
-			if c != '{' {
-				if d.inFence {
-					if !d.fenceLine {
-						d.fenceLine = c == '\n' // the language tag runs to the end of the line
-					} else if !isSpace(c) {
-						d.fenceBody = true
-					}
-				}
-				continue
+		}
+	}
+	return d.marks
+}
+
+// scanProse reads prose from i: it jumps to the next byte that may matter, handles
+// backtick runs, fences, reasoning tags, and opens an object at a brace. It returns
+// where scanning goes on, and wait when a decision needs more text.
+func (d *jsonDecoder) scanProse(text string, i int, out []ToolCall) (int, bool, []ToolCall) {
+	n := len(text)
+	if d.btRun == 0 && (!d.inFence || (d.fenceLine && d.fenceBody)) {
+		// Nothing in the bytes before the next mark changes any state: jump.
+		next := n
+		for k := range d.proseMarks() {
+			if j := d.marks[k].next(text, i); j >= 0 && j < next {
+				next = j
 			}
-			if d.inFence {
-				d.fenceBody = true
-			}
-			d.open(i)
+		}
+		if next == n {
+			return n, false, out
+		}
+		i = next
+	}
+	c := text[i]
+	if c == '`' {
+		if d.btRun == 0 {
+			d.btStart = i
+		}
+		d.btRun++
+		if d.btRun == 3 && d.inFence {
+			// Three backticks close the open fence at once: the call in it runs in
+			// the round that brings them, even when no byte follows.
+			return i + 1, false, d.endBacktickRun(text, i+1, out)
+		}
+		return i + 1, false, out
+	}
+	if d.btRun > 0 {
+		out = d.endBacktickRun(text, i, out)
+	}
+	if c == '{' {
+		if d.inFence {
+			d.fenceBody = true
+		}
+		d.open(i)
+		return i + 1, false, out
+	}
+	if tag, wait := d.reasoningTag(text, i); wait {
+		return i, true, out
+	} else if tag != "" {
+		d.think = tag
+		return i + 1, false, out
+	}
+	if d.inFence {
+		if !d.fenceLine {
+			d.fenceLine = c == '\n' // the language tag runs to the end of the line
+		} else if !isSpace(c) {
+			d.fenceBody = true
+		}
+	}
+	return i + 1, false, out
+}
+
+// reasoningTag returns the closing tag of the reasoning block whose opening tag
+// starts at text[i], or "". wait reports that text ends inside what may still
+// become an opening tag.
+func (d *jsonDecoder) reasoningTag(text string, i int) (closeTag string, wait bool) {
+	rest := text[i:]
+	for _, t := range d.codec.ReasoningTags {
+		if t.Open == "" || t.Close == "" || t.Open[0] != text[i] {
 			continue
 		}
+		if strings.HasPrefix(rest, t.Open) {
+			return t.Close, false
+		}
+		if !d.final && len(rest) < len(t.Open) && strings.HasPrefix(t.Open, rest) {
+			wait = true
+		}
+	}
+	return "", wait
+}
+
+// scanObject reads the open top-level object from i, byte by byte, until it closes,
+// turns out to be prose, or text ends.
+func (d *jsonDecoder) scanObject(text string, i int, out []ToolCall) (int, bool, []ToolCall) {
+	n := len(text)
+	for ; i < n; i++ {
+		c := text[i]
 		if c == '{' && d.depth == 1 && d.keyState < 3 && (d.comment != 0 || d.inStr) {
 			// A brace in a comment or a quoted key before the first key: not an object
 			// (see Cost above). Resume after the opening brace.
 			d.depth, d.inStr, d.comment = 0, false, 0
-			i = d.objStart
-			continue
+			return d.objStart + 1, false, out
 		}
 		if d.comment != 0 {
 			if (d.comment == '/' && c == '\n') || (d.comment == '*' && c == '/' && text[i-1] == '*' && i-1 > d.commentStart) {
@@ -277,8 +426,7 @@ func (d *jsonDecoder) scan(text string, out []ToolCall) []ToolCall {
 		}
 		if c == '/' {
 			if i+1 >= n {
-				d.pos = i // decide when the next byte arrives
-				return out
+				return i, true, out // decide when the next byte arrives
 			}
 			if next := text[i+1]; next == '/' || next == '*' {
 				d.comment = next
@@ -291,8 +439,7 @@ func (d *jsonDecoder) scan(text string, out []ToolCall) []ToolCall {
 			if !d.firstKey(c) {
 				// Not an object after all (prose such as "{ this }"): resume after the brace.
 				d.depth = 0
-				i = d.objStart
-				continue
+				return d.objStart + 1, false, out
 			}
 			if d.keyState < 3 && c != '"' && c != '\'' {
 				continue
@@ -316,7 +463,7 @@ func (d *jsonDecoder) scan(text string, out []ToolCall) []ToolCall {
 		case '}', ']':
 			d.depth--
 			if d.depth == 0 {
-				out = d.closeObject(text, i+1, out)
+				return i + 1, false, d.closeObject(text, i+1, out)
 			}
 		case ',':
 			if d.depth == 1 {
@@ -328,8 +475,7 @@ func (d *jsonDecoder) scan(text string, out []ToolCall) []ToolCall {
 			}
 		}
 	}
-	d.pos = n
-	return out
+	return n, false, out
 }
 
 // open starts a top-level object at offset i.
@@ -465,11 +611,11 @@ func (d *jsonDecoder) closeObject(text string, end int, out []ToolCall) []ToolCa
 	call, ok := d.codec.decodeObject(text[d.objStart:end])
 	switch {
 	case !ok:
-		if d.name != "" {
-			d.malformed = append(d.malformed, ToolCall{Name: d.name, Start: d.objStart, End: end,
-				Err: fmt.Errorf("%w: the call to %q is not valid JSON, even after repair; write one JSON object with double-quoted keys and strings", ErrMalformedCall, d.name)})
+		if d.name == "" {
+			return out
 		}
-		return out
+		call = ToolCall{Name: d.name, Arguments: map[string]any{},
+			Err: fmt.Errorf("%w: the call to %q is not valid JSON, even after repair; write one JSON object with double-quoted keys and strings", ErrMalformedCall, d.name)}
 	case call.Name == "":
 		return out
 	case d.otherName != "" || (d.nameFinal && call.Name != d.name):
@@ -479,9 +625,8 @@ func (d *jsonDecoder) closeObject(text string, end int, out []ToolCall) []ToolCa
 		if other == "" {
 			other = call.Name
 		}
-		d.malformed = append(d.malformed, ToolCall{Name: d.name, Start: d.objStart, End: end,
-			Err: fmt.Errorf("%w: the object names two tools, %q and %q; write one JSON object per call", ErrMalformedCall, d.name, other)})
-		return out
+		call = ToolCall{Name: d.name, Arguments: map[string]any{},
+			Err: fmt.Errorf("%w: the object names two tools, %q and %q; write one JSON object per call", ErrMalformedCall, d.name, other)}
 	}
 	call.Start, call.End = d.objStart, end
 	if d.inFence {

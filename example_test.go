@@ -118,3 +118,42 @@ func ExampleNewBaseDriver() {
 	// system: sunny in Oslo
 	// unknown tool executed: false failed: false
 }
+
+// One middleware serves two drivers and tells them apart with CallInfo: the driver's
+// meta, the tool's definition and the provider's call id.
+func ExampleCallInfoFromContext() {
+	audit := mcs.ToolMiddlewareFunc(func(ctx context.Context, name string, args map[string]any, next mcs.CallNext) (any, error) {
+		info, _ := mcs.CallInfoFromContext(ctx)
+		fmt.Printf("audit: driver %s, tool %q (%s), call id %q\n", info.Driver.ID, info.Tool.Name, info.Tool.Description, info.CallID)
+		return next(ctx, name, args)
+	})
+	d := mcs.NewBaseDriver(weather{}, mcs.WithMiddleware(audit))
+	d.ProcessLLMResponse(context.Background(), map[string]any{"role": "assistant", "tool_calls": []any{
+		map[string]any{"id": "call_7", "type": "function", "function": map[string]any{"name": "get_weather", "arguments": `{"city":"Oslo"}`}}}})
+	d.ProcessLLMResponse(context.Background(), `{"tool": "get_weather", "arguments": {"city": "Rome"}}`)
+	// Output:
+	// audit: driver example/weather, tool "get_weather" (Current weather for a city.), call id "call_7"
+	//   exec get_weather Oslo
+	// audit: driver example/weather, tool "get_weather" (Current weather for a city.), call id ""
+	//   exec get_weather Rome
+}
+
+// A client finds the calls no driver owned with ExtractCalls, so that a
+// hallucinated tool is answered instead of becoming the final answer.
+func ExampleExtractCalls() {
+	reply := `{"tool": "get_weather", "arguments": {"city": "Oslo"}} {"tool": "book_flight", "arguments": {}}`
+	resp := mcs.NewBaseDriver(weather{}).ProcessLLMResponse(context.Background(), reply)
+	owned := map[string]bool{}
+	for _, c := range resp.Calls {
+		owned[c.Name] = true
+	}
+	_, calls := mcs.ExtractCalls(reply)
+	for _, c := range calls {
+		if !owned[c.Name] {
+			fmt.Println("no driver owns", c.Name)
+		}
+	}
+	// Output:
+	//   exec get_weather Oslo
+	// no driver owns book_flight
+}

@@ -62,8 +62,8 @@ func FuzzProcessLLMResponse(f *testing.F) {
 				t.Fatalf("middleware saw unlisted tool %q", name)
 			}
 		}
-		// The same reply streamed byte by byte runs the same calls (plus, at the end,
-		// the malformed owned calls it releases as failures), ends with nothing held,
+		// The same reply streamed byte by byte runs the same calls with the same
+		// outcomes (malformed owned calls fail in both paths), ends with nothing held,
 		// and shows the whole reply when no call ran.
 		if utf8.ValidString(reply) {
 			want := d.ProcessLLMResponse(context.Background(), reply)
@@ -83,24 +83,27 @@ func FuzzProcessLLMResponse(f *testing.F) {
 			if r.CallPending {
 				t.Fatalf("a call is still pending after the end of %q", reply)
 			}
-			var executed []mcs.CallRecord
 			for _, c := range got {
 				if !listed[c.Name] {
 					t.Fatalf("stream executed unlisted tool %q", c.Name)
-				}
-				if !errors.Is(c.Err, mcs.ErrMalformedCall) {
-					executed = append(executed, c)
 				}
 			}
 			key := func(cs []mcs.CallRecord) []string {
 				var out []string
 				for _, c := range cs {
 					args, _ := json.Marshal(c.Arguments)
-					out = append(out, c.Name+" "+string(args))
+					outcome := "ok " + mcs.ResultText(c.Result)
+					if c.Err != nil {
+						outcome = "failed"
+						if errors.Is(c.Err, mcs.ErrMalformedCall) {
+							outcome = "malformed"
+						}
+					}
+					out = append(out, c.Name+" "+string(args)+" "+outcome)
 				}
 				return out
 			}
-			if diff := cmp.Diff(key(want.Calls), key(executed)); diff != "" {
+			if diff := cmp.Diff(key(want.Calls), key(got)); diff != "" {
 				t.Fatalf("stream and whole reply ran different calls for %q (-whole +stream):\n%s", reply, diff)
 			}
 			if len(got) == 0 && shown.String() != reply {

@@ -43,31 +43,53 @@ func (m Meta) HasCapability(c Capability) bool {
 	return slices.Contains(m.Capabilities, c)
 }
 
-// DeriveCapabilities returns a copy of m whose Capabilities are m's own flags followed
-// by the flag of every contract v implements that is not listed yet, in the order of
-// the Capability constants. m's slices are not shared with the result.
+// DeriveCapabilities is the one rule that turns a driver's contracts into its
+// flags. It returns a copy of m whose Capabilities are exactly the flags v has a
+// right to: m's own flags in their order, without the flag of any core or optional
+// contract of this package that v does not implement (a flag copied from a wrapped
+// driver's meta, for example), followed by the flag of every contract v implements
+// that is not listed yet, in the order of the Capability constants. Flags that are
+// not one of the constants (a driver's own) are kept as they are. m's slices are not
+// shared with the result.
+//
+// Call it with the value a client will hold, so that a type assertion on that value
+// and its meta always agree: a driver that embeds *BaseDriver and adds a contract
+// overrides Meta as DeriveCapabilities(d.BaseDriver.Meta(), d).
 func DeriveCapabilities(m Meta, v any) Meta {
 	out := m
 	out.Bindings = slices.Clone(m.Bindings)
 	out.SupportedLLMs = slices.Clone(m.SupportedLLMs)
-	caps := slices.Clone(m.Capabilities)
-	add := func(ok bool, c Capability) {
-		if ok && !slices.Contains(caps, c) {
+	has := implemented(v)
+	caps := make([]Capability, 0, len(m.Capabilities)+len(coreCapabilities))
+	for _, c := range m.Capabilities {
+		if i := slices.Index(coreCapabilities[:], c); (i >= 0 && !has[i]) || slices.Contains(caps, c) {
+			continue
+		}
+		caps = append(caps, c)
+	}
+	for i, c := range coreCapabilities {
+		if has[i] && !slices.Contains(caps, c) {
 			caps = append(caps, c)
 		}
 	}
+	out.Capabilities = caps
+	return out
+}
+
+// coreCapabilities are the flags of this package's contracts, in canonical order.
+var coreCapabilities = [...]Capability{
+	CapabilityStandalone, CapabilityOrchestratable, CapabilityNativeTools,
+	CapabilityStreaming, CapabilityToolMiddleware, CapabilityHealthcheck,
+}
+
+// implemented reports, for each of coreCapabilities, whether v implements its
+// contract.
+func implemented(v any) [len(coreCapabilities)]bool {
 	_, isDriver := v.(Driver)
 	_, isToolDriver := v.(ToolDriver)
 	_, isNative := v.(SupportsNativeTools)
 	_, isStreaming := v.(SupportsStreaming)
 	_, isMiddleware := v.(SupportsToolMiddleware)
 	_, isHealth := v.(SupportsHealthcheck)
-	add(isDriver, CapabilityStandalone)
-	add(isToolDriver, CapabilityOrchestratable)
-	add(isNative, CapabilityNativeTools)
-	add(isStreaming, CapabilityStreaming)
-	add(isMiddleware, CapabilityToolMiddleware)
-	add(isHealth, CapabilityHealthcheck)
-	out.Capabilities = caps
-	return out
+	return [...]bool{isDriver, isToolDriver, isNative, isStreaming, isMiddleware, isHealth}
 }

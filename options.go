@@ -16,8 +16,29 @@ type Options struct {
 	// NativeTools reports whether a model accepts native (structured) tools; nil means
 	// no model does.
 	NativeTools func(model string) bool
-	// ExtractionStrategies, when non-nil, replaces the default chain of wire formats.
+	// ExtractionStrategies, when not empty, replaces the default chain of wire
+	// formats; empty (or only nil entries) means the default chain, in
+	// ProcessLLMResponse and in streaming alike.
 	ExtractionStrategies []ExtractionStrategy
+	// MaxCalls is the most calls one model reply may run; 0 means DefaultMaxCalls,
+	// a negative value means no limit. See WithMaxCalls.
+	MaxCalls int
+}
+
+// DefaultMaxCalls is the most owned calls one model reply runs when no WithMaxCalls
+// option says otherwise.
+const DefaultMaxCalls = 32
+
+// WithMaxCalls sets the most owned calls one model reply may run, n >= 1; n < 0
+// removes the limit, 0 restores DefaultMaxCalls. The limit counts the owned calls of
+// one reply in the order they appear (for a stream, every call of the stream this
+// driver owns, text and native alike). A call over the limit never runs, never
+// reaches the middleware, and comes back as a failed CallRecord whose error wraps
+// [ErrTooManyCalls] and says how many calls one reply may make, so that a reply
+// holding thousands of calls cannot run thousands of tools (with credentials, consent
+// prompts and history for each).
+func WithMaxCalls(n int) Option {
+	return func(o *Options) { o.MaxCalls = n }
 }
 
 // Option configures a [BaseDriver].
@@ -57,12 +78,14 @@ func WithNativeTools(supports func(model string) bool) Option {
 }
 
 // WithExtractionStrategies replaces the default chain of wire formats with s, asked
-// in the given order. Nil entries are ignored. The default chain is
+// in the given order. Nil entries are ignored; with no strategy left the default
+// chain stays, in ProcessLLMResponse and in the driver's stream buffers alike (as
+// NewStreamBuffer with no strategies). The default chain is
 // ChatCompletionsFormat, ResponsesFormat, AnthropicFormat, GeminiFormat and
 // TextFormat over the driver's prompt strategy.
 func WithExtractionStrategies(s ...ExtractionStrategy) Option {
 	return func(o *Options) {
-		o.ExtractionStrategies = []ExtractionStrategy{}
+		o.ExtractionStrategies = nil
 		for _, e := range s {
 			if e != nil {
 				o.ExtractionStrategies = append(o.ExtractionStrategies, e)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
@@ -93,6 +94,17 @@ type promptFile struct {
 		Pattern     string `toml:"pattern"`
 		Replacement string `toml:"replacement"`
 	} `toml:"healing"`
+	Reasoning []struct {
+		Open  string `toml:"open"`
+		Close string `toml:"close"`
+	} `toml:"reasoning"`
+}
+
+// ReasoningTag is a pair of tags around a reasoning block in a model's text, such as
+// <think> and </think>: what is written between them is the model thinking aloud,
+// and a call in it never runs.
+type ReasoningTag struct {
+	Open, Close string
 }
 
 // HealingRule is one regular-expression repair applied to a call that does not
@@ -128,6 +140,10 @@ type JSONPromptStrategy struct {
 	ErrorPrefix string
 	// Healing are the regular-expression repairs, applied in order.
 	Healing []HealingRule
+	// ReasoningTags are the tags around reasoning blocks; a call between an opening
+	// tag and its closing tag is never reported (a block that never closes runs to
+	// the end of the text). The tags are matched exactly, in prose.
+	ReasoningTags []ReasoningTag
 }
 
 var _ PromptStrategy = (*JSONPromptStrategy)(nil)
@@ -183,7 +199,8 @@ func (e *PromptError) Error() string {
 func (e *PromptError) Unwrap() error { return e.Err }
 
 // LoadPromptStrategy returns the bundled codec overlaid by the TOML file at path: keys
-// the file sets replace the bundled ones, its [[healing]] rules are appended. A file
+// the file sets replace the bundled ones, its [[healing]] rules and [[reasoning]]
+// tags are appended. A file
 // that cannot be read, is not valid TOML, has unknown keys or an invalid regular
 // expression is a *PromptError naming the file, the line and the rule.
 func LoadPromptStrategy(path string) (PromptStrategy, error) {
@@ -213,6 +230,7 @@ func ParsePromptStrategy(name string, data []byte) (*JSONPromptStrategy, error) 
 		ResultRole:            base.ResultRole,
 		ErrorPrefix:           base.ErrorPrefix,
 		Healing:               append([]HealingRule(nil), base.Healing...),
+		ReasoningTags:         append([]ReasoningTag(nil), base.ReasoningTags...),
 	}
 	if err := s.overlay(name, data); err != nil {
 		return nil, err
@@ -280,6 +298,14 @@ func (s *JSONPromptStrategy) overlay(name string, data []byte) error {
 			ruleName = fmt.Sprintf("#%d", i+1)
 		}
 		s.Healing = append(s.Healing, HealingRule{Name: ruleName, Pattern: re, Replacement: h.Replacement})
+	}
+	for i, r := range f.Reasoning {
+		if r.Open == "" || r.Close == "" {
+			return &PromptError{File: name, Line: lineOf(data, "[[reasoning]]", i), Err: errors.New("a reasoning block needs both open and close, such as open = \"<think>\" and close = \"</think>\"")}
+		}
+		if !slices.Contains(s.ReasoningTags, ReasoningTag{r.Open, r.Close}) {
+			s.ReasoningTags = append(s.ReasoningTags, ReasoningTag{Open: r.Open, Close: r.Close})
+		}
 	}
 	return nil
 }

@@ -30,4 +30,11 @@ type Response struct {
 	Messages []map[string]any
 	// Calls has one record per executed call, in order; nil when no owned call ran.
 	Calls []CallRecord
+	// Unavailable is set when the reply holds calls but the driver could not tell
+	// which of them are its own, because its tool listing failed (a specification
+	// that does not load, a server that is down): no call ran, the other fields are
+	// zero, and the error says why. A client that offers a reply to several drivers
+	// shows it or logs it instead of taking the reply for a final answer; the driver's
+	// Healthcheck, if any, reports the same failure as ERROR.
+	Unavailable error
 }

@@ -21,8 +21,18 @@ import (
 // own, and for a stream that broke off), ask every driver once more and call Text a
 // last time. A StreamBuffer is safe for concurrent use, but a round is meant to run
 // in that order.
+//
+// No user code (a strategy, an assembler, a tool listing, a decoder) runs under the
+// lock that Text, Content, Finished and Format take: a driver whose first listing is
+// slow (a specification fetched over HTTP) delays only its own ProcessStream, never
+// the display.
 type StreamBuffer struct {
-	mu         sync.Mutex
+	// asmMu serialises the use of the assembler and the recognition of the format
+	// (strategy code); mu guards the fields below and is never held while user code
+	// runs. asmMu is taken before mu, never the other way.
+	asmMu sync.Mutex
+	mu    sync.Mutex
+
 	strategies []ExtractionStrategy
 	format     ExtractionStrategy
 	asm        Assembler
@@ -44,6 +54,12 @@ type StreamBuffer struct {
 	consumed []span
 	live     int
 	states   map[*BaseDriver]*streamState
+
+	// ranNative are the native calls some driver ran, in the round ranRound; from
+	// the next Add on they are in dropNative, and Message leaves them out.
+	ranNative  []ToolCall
+	ranRound   int
+	dropNative []ToolCall
 }
 
 // span is a region of content taken by a call, and the round it was taken in.
@@ -70,15 +86,21 @@ func (a *appendBuffer) String() string {
 	return unsafe.String(unsafe.SliceData(a.buf), len(a.buf))
 }
 
-// streamState is one driver's decoding state on a buffer.
+// streamState is one driver's decoding state on a buffer. Its mutex serialises the
+// driver's rounds on the buffer; the buffer's own lock is not held meanwhile.
 type streamState struct {
-	dec        TextDecoder // nil when the driver has no text format
+	mu         sync.Mutex
+	decInit    bool        // dec was created (or the driver has no text format)
+	dec        TextDecoder // nil when the driver has no text format, or it panicked
 	nativeDone bool        // the native batch ran
 	finishDone bool        // the text decoder was finished
 	malformed  int         // malformed calls before this index are handled
 	forming    int         // native calls before this index are known to be foreign
 	lastName   string      // one-entry cache of ownsName
 	lastOwned  bool
+	ran        int   // owned calls run or failed so far: the per-reply limit counts them
+	unavail    error // the first failure to tell whether a call is owned
+	reported   bool  // unavail was reported in a Response
 }
 
 // NewStreamBuffer returns a buffer that recognises the format of the first chunk
@@ -106,121 +128,137 @@ func NewStreamBuffer(strategies ...ExtractionStrategy) *StreamBuffer {
 // previous round end, and calls consumed before it can no longer be claimed by
 // another driver. Chunks after the end of the message are ignored.
 func (b *StreamBuffer) Add(chunk any) {
+	b.asmMu.Lock()
+	defer b.asmMu.Unlock()
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	b.held = false
 	b.round++
-	if b.finished {
-		return
+	if len(b.ranNative) > 0 && b.ranRound < b.round {
+		// an executed batch leaves the message: a client that appends Message and
+		// the Response's history does not send the calls twice
+		b.dropNative = append(b.dropNative, b.ranNative...)
+		b.ranNative = nil
 	}
-	if b.isText {
-		b.content.WriteString(textOf(chunk))
-		return
-	}
-	if b.asm == nil {
+	finished, isText, asm := b.finished, b.isText, b.asm
+	if !finished && asm == nil {
 		if s, ok := dataless(chunk); ok {
 			b.undecided.WriteString(s)
+			b.mu.Unlock()
 			return
 		}
 	}
-	c := b.normalizeChunk(chunk)
-	if b.asm == nil {
-		b.recognise(c)
-		if b.isText {
+	b.mu.Unlock()
+	switch {
+	case finished:
+		return
+	case isText:
+		b.appendText(textOf(chunk))
+		return
+	}
+	c := normalizeChunk(chunk, asm != nil)
+	if asm == nil {
+		asm = b.recognise(c)
+		b.mu.Lock()
+		text := b.isText
+		if text {
 			b.content.WriteString(b.undecided.String())
 			b.content.WriteString(textOf(chunk))
 		}
 		b.undecided.Reset()
-		if b.isText {
+		b.mu.Unlock()
+		if text {
 			return
 		}
 	}
 	if s, ok := c.(string); ok {
 		if t := strings.TrimSpace(s); t == "[DONE]" || sseData(t) == "[DONE]" {
+			b.mu.Lock()
 			b.finished, b.ended = true, true
+			b.mu.Unlock()
 			return
 		}
 	}
-	b.content.WriteString(b.asm.Add(c))
-	if b.asm.Done() {
+	text, done := safeAdd(asm, c)
+	b.mu.Lock()
+	b.content.WriteString(text)
+	if done {
 		b.finished, b.ended = true, true
 	}
+	b.mu.Unlock()
+}
+
+// safeAdd folds c into asm; a panic in the assembler is logged and the chunk is
+// dropped.
+func safeAdd(asm Assembler, c any) (text string, done bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			logPanic("assembling a stream chunk", nil, v)
+			text, done = "", false
+		}
+	}()
+	text = asm.Add(c)
+	return text, asm.Done()
+}
+
+func (b *StreamBuffer) appendText(s string) {
+	b.mu.Lock()
+	b.content.WriteString(s)
+	b.mu.Unlock()
 }
 
 // textOf returns the text of a chunk in a text stream: the string or bytes as they
 // are, even when they happen to hold a JSON object; any other value as JSON.
 func textOf(chunk any) string {
-	switch v := chunk.(type) {
-	case string:
-		return v
-	case []byte:
-		return string(v)
-	case json.RawMessage:
-		return string(v)
-	case nil:
+	in := normalize(chunk)
+	if in.obj != nil {
+		if raw, err := json.Marshal(in.obj); err == nil {
+			return string(raw)
+		}
 		return ""
 	}
-	if raw, err := json.Marshal(chunk); err == nil {
-		return string(raw)
-	}
-	return ""
+	return in.text
 }
 
 // dataless returns the text of a chunk that cannot tell the wire format: nil, a
 // string or bytes that are blank or a server-sent event without a "data:" line.
 func dataless(chunk any) (string, bool) {
-	var s string
-	switch v := chunk.(type) {
-	case nil:
+	in := normalize(chunk)
+	switch in.kind {
+	case inputNil:
 		return "", true
-	case string:
-		s = v
-	case []byte:
-		s = string(v)
-	case json.RawMessage:
-		s = string(v)
+	case inputText, inputBytes:
 	default:
 		return "", false
 	}
-	for line := range strings.Lines(s) {
+	for line := range strings.Lines(in.text) {
 		if !sseMeta(strings.TrimRight(line, "\r\n")) {
 			return "", false
 		}
 	}
-	return s, true
+	return in.text, true
 }
 
-// normalizeChunk turns bytes and foreign values into a string or a map.
-func (b *StreamBuffer) normalizeChunk(chunk any) any {
-	var raw []byte
-	switch v := chunk.(type) {
-	case map[string]any:
-		return v
-	case nil:
+// normalizeChunk turns a chunk into a string or a map. Text (a string or bytes) that
+// holds a JSON object, possibly as a server-sent event, is decoded when the format
+// is known (known) or when the object looks like a provider's chunk; the JSON of a
+// foreign value is always decoded.
+func normalizeChunk(chunk any, known bool) any {
+	in := normalize(chunk)
+	switch in.kind {
+	case inputMap:
+		return in.obj
+	case inputNil:
 		return ""
-	case string:
-		if m, ok := decodeChunkJSON([]byte(v)); ok && (b.asm != nil || looksLikeProviderChunk(m)) {
+	case inputOther:
+		if m, ok := decodeChunkJSON([]byte(in.text)); ok {
 			return m
 		}
-		return v
-	case []byte:
-		raw = v
-	case json.RawMessage:
-		raw = v
-	default:
-		var err error
-		if raw, err = json.Marshal(chunk); err != nil {
-			return ""
-		}
-		if m, ok := decodeChunkJSON(raw); ok {
-			return m
-		}
-		return string(raw)
+		return in.text
 	}
-	if m, ok := decodeChunkJSON(raw); ok && (b.asm != nil || looksLikeProviderChunk(m)) {
+	if m, ok := decodeChunkJSON([]byte(in.text)); ok && (known || looksLikeProviderChunk(m)) {
 		return m
 	}
-	return string(raw)
+	return in.text
 }
 
 // looksLikeProviderChunk reports whether a JSON object that arrived as text is a
@@ -281,27 +319,43 @@ func sseMeta(line string) bool {
 		strings.HasPrefix(line, "retry:") || strings.HasPrefix(line, ":")
 }
 
-func (b *StreamBuffer) recognise(c any) {
+// recognise picks the format of the first chunk that carries data and installs
+// its assembler. It runs strategy code: call it with asmMu held and mu not held.
+func (b *StreamBuffer) recognise(c any) Assembler {
+	format, asm, isText := b.pick(c)
+	b.mu.Lock()
+	b.format, b.asm, b.isText = format, asm, isText
+	b.mu.Unlock()
+	return asm
+}
+
+func (b *StreamBuffer) pick(c any) (format ExtractionStrategy, asm Assembler, isText bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			logPanic("recognising the format of a stream", format, v)
+			format, asm, isText = TextFormat(nil), &textAssembler{}, true
+		}
+	}()
 	if m, ok := c.(map[string]any); ok {
 		for _, s := range b.strategies {
 			if _, isText := s.(textFormat); isText {
 				continue
 			}
+			format = s
 			if s.MatchChunk(m) {
-				b.format, b.asm = s, s.NewAssembler()
-				return
+				return s, s.NewAssembler(), false
 			}
 		}
 		// an unknown object: treat it as text
 	}
 	for _, s := range b.strategies {
+		format = s
 		if s.MatchChunk("") {
-			b.format, b.asm = s, s.NewAssembler()
-			_, b.isText = s.(textFormat)
-			return
+			_, isText = s.(textFormat)
+			return s, s.NewAssembler(), isText
 		}
 	}
-	b.format, b.asm, b.isText = TextFormat(nil), &textAssembler{}, true
+	return TextFormat(nil), &textAssembler{}, true
 }
 
 // Finish marks the end of the stream and starts its final round: ask every driver
@@ -310,10 +364,17 @@ func (b *StreamBuffer) recognise(c any) {
 // a malformed owned text call is released as a failed call, and native calls of a
 // stream that broke off before the provider's end signal fail without running.
 func (b *StreamBuffer) Finish() {
+	b.asmMu.Lock()
+	defer b.asmMu.Unlock()
 	b.mu.Lock()
-	if b.asm == nil && b.undecided.Len() > 0 {
+	undecided := b.asm == nil && b.undecided.Len() > 0
+	b.mu.Unlock()
+	if undecided {
 		// only data-less chunks came: they were the text of a plain-text stream
 		b.recognise("")
+	}
+	b.mu.Lock()
+	if undecided {
 		if b.isText {
 			b.content.WriteString(b.undecided.String())
 		}
@@ -342,13 +403,35 @@ func (b *StreamBuffer) Content() string {
 
 // Message returns the reassembled native message, in the provider's own shape; for
 // text, {"role":"assistant","content": text}.
+//
+// Native calls a driver executed are left out from the Add after the round that ran
+// them on: their history is in that driver's Response.
 func (b *StreamBuffer) Message() map[string]any {
+	b.asmMu.Lock()
+	defer b.asmMu.Unlock()
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.asm == nil || b.isText {
+	asm, isText, drop := b.asm, b.isText, b.dropNative
+	if asm == nil || isText {
+		defer b.mu.Unlock()
 		return map[string]any{"role": "assistant", "content": b.content.String()}
 	}
-	return b.asm.Message()
+	b.mu.Unlock()
+	msg := safeMessage(asm)
+	if len(drop) > 0 {
+		msg = dropCalls(msg, drop)
+	}
+	return msg
+}
+
+// safeMessage returns asm.Message(); a panic is logged and gives an empty message.
+func safeMessage(asm Assembler) (msg map[string]any) {
+	defer func() {
+		if v := recover(); v != nil {
+			logPanic("reassembling a streamed message", nil, v)
+			msg = map[string]any{"role": "assistant", "content": nil}
+		}
+	}()
+	return asm.Message()
 }
 
 // Format returns the name of the recognised wire format, "" before the first chunk.
@@ -430,6 +513,7 @@ func (b *StreamBuffer) takenBefore(start, end int) bool {
 	return false
 }
 
+// state returns d's state on the buffer; call it with mu held.
 func (b *StreamBuffer) state(d *BaseDriver) *streamState {
 	if b.states == nil {
 		b.states = map[*BaseDriver]*streamState{}
@@ -437,9 +521,6 @@ func (b *StreamBuffer) state(d *BaseDriver) *streamState {
 	st := b.states[d]
 	if st == nil {
 		st = &streamState{}
-		if d.text != nil {
-			st.dec = d.text.ps.NewDecoder()
-		}
 		b.states[d] = st
 	}
 	return st
@@ -463,9 +544,16 @@ func (d *BaseDriver) NewStreamBuffer() *StreamBuffer {
 //     CallPending is set and Text returns nothing this round.
 //   - Flow: plain text, or a call known to be foreign: the zero Response.
 //
-// In the round after the end of the stream nothing stays held: a malformed owned
-// text call is released as a failed call with a retry prompt, and so is every owned
-// native call of a stream that broke off (Finish before the provider's end signal).
+// A text call that names an owned tool but cannot run as written (not JSON even
+// after repair, two tool names) is released as a failed call with a retry prompt as
+// soon as its braces close, as ProcessLLMResponse reports it. In the round after
+// the end of the stream nothing stays held: an owned text call that never closed is
+// released as a failed call, and so is every owned native call of a stream that
+// broke off (Finish before the provider's end signal) or whose arguments never
+// arrived. Owned calls beyond the per-reply limit (WithMaxCalls, counted over the
+// whole stream) fail without running. A lookup of the driver's tools that fails sets
+// Response.Unavailable once. A panic in a strategy, an assembler or a decoder is
+// logged (slog.Default); it never loses the native calls of the stream.
 //
 // The Messages of a Response have the shapes of ProcessLLMResponse. For text calls
 // the assistant message holds the text from the end of the text already reported
@@ -479,7 +567,8 @@ func (d *BaseDriver) NewStreamBuffer() *StreamBuffer {
 // The driver's text format is the TextFormat among its extraction strategies; a
 // driver without one runs no text calls. In a native stream, text calls in the
 // message's text run as they complete until a native call starts; from then on the
-// message is not parsed as text. Safe for concurrent use.
+// message is not parsed as text. Safe for concurrent use; no user code runs under
+// the buffer's display lock.
 func (d *BaseDriver) ProcessStream(ctx context.Context, buf *StreamBuffer) Response {
 	if buf == nil {
 		return Response{}
@@ -488,15 +577,26 @@ func (d *BaseDriver) ProcessStream(ctx context.Context, buf *StreamBuffer) Respo
 	var resp Response
 	switch {
 	case len(p.native) > 0:
-		resp = d.run(ctx, p.nativeFormat, p.nativeReply, p.native)
+		resp = d.run(ctx, p.nativeFormat, p.nativeReply, p.native, p.before)
+		buf.ranBatch(p.native)
 	case len(p.text) > 0:
-		resp = d.run(ctx, d.text, p.textReply, p.text)
+		resp = d.run(ctx, *d.text, p.textReply, p.text, p.before)
 	}
 	resp.CallPending = p.hold
+	resp.Unavailable = p.unavailable
 	return resp
 }
 
-// streamPlan is what ProcessStream decided under the buffer's lock.
+// ranBatch records native calls a driver ran, so that Message leaves them out from
+// the next Add on.
+func (b *StreamBuffer) ranBatch(calls []ToolCall) {
+	b.mu.Lock()
+	b.ranNative = append(b.ranNative, calls...)
+	b.ranRound = b.round
+	b.mu.Unlock()
+}
+
+// streamPlan is what ProcessStream decided for one round.
 type streamPlan struct {
 	hold         bool
 	native       []ToolCall
@@ -504,137 +604,264 @@ type streamPlan struct {
 	nativeReply  Reply
 	text         []ToolCall
 	textReply    Reply
+	before       int   // owned calls of the stream run before this round
+	unavailable  error // reported in this round's Response
 }
 
-// decide updates the driver's decoding state on buf and plans the round. A panic in
-// a user's strategy, decoder or tool listing leaves the round empty.
-func (d *BaseDriver) decide(ctx context.Context, buf *StreamBuffer) (plan streamPlan) {
+// streamView is what decide reads from the buffer under its lock.
+type streamView struct {
+	text            string
+	finished, ended bool
+	isText          bool
+	asm             Assembler
+	round           int
+}
+
+// decide updates the driver's decoding state on buf and plans the round. It runs
+// user code (tool listings, the assembler, the decoder) without the buffer's lock,
+// under the driver's own state lock, and takes the buffer's lock only to read a
+// view of it and to record what it took.
+func (d *BaseDriver) decide(ctx context.Context, buf *StreamBuffer) streamPlan {
 	buf.mu.Lock()
-	defer buf.mu.Unlock()
-	defer func() {
-		if recover() != nil {
-			plan = streamPlan{}
-		}
-	}()
 	if buf.asm == nil {
+		buf.mu.Unlock()
 		return streamPlan{}
 	}
 	st := buf.state(d)
-	text := buf.content.String()
-	finished := buf.finished
-	hold := false
+	buf.mu.Unlock()
 
-	// Native calls: held while forming, run as one batch at the end.
-	var native []ToolCall
-	var nativeFormat ExtractionStrategy
-	var nativeReply Reply
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if !st.decInit {
+		st.decInit = true
+		if d.text != nil {
+			st.dec = newDecoder(d.text.ps)
+		}
+	}
+	buf.mu.Lock()
+	v := streamView{text: buf.content.String(), finished: buf.finished, ended: buf.ended,
+		isText: buf.isText, asm: buf.asm, round: buf.round}
+	buf.mu.Unlock()
+
+	var plan streamPlan
 	nativeForming := false
-	if !buf.isText {
-		forming := buf.asm.Forming()
-		nativeForming = len(forming) > 0
-		switch {
-		case !finished:
-			// Names, once known, do not change: skip those already known to be foreign.
-			for ; st.forming < len(forming); st.forming++ {
-				if name := forming[st.forming]; name == "" || d.cachedOwns(ctx, st, name) {
-					hold = true
-					break
-				}
-			}
-		case !st.nativeDone:
-			st.nativeDone = true
-			nativeReply = NewReply(buf.asm.Message())
-			nativeFormat, native = d.nativeCalls(ctx, nativeReply)
-			if !buf.ended {
-				for i := range native {
-					native[i].Err = fmt.Errorf("%w: the stream ended before the call to %q was complete", ErrMalformedCall, native[i].Name)
-				}
-			}
-		}
+	if !v.isText {
+		nativeForming = d.planNative(ctx, buf, st, v, &plan)
+	}
+	var found []ToolCall
+	if st.dec != nil && !nativeForming {
+		found = d.planText(ctx, st, v, &plan)
+	} else if st.dec != nil {
+		d.scanText(st, v) // keep the decoder current; a native message is not parsed as text
+	}
+	if st.unavail != nil && !st.reported {
+		st.reported = true
+		plan.unavailable = st.unavail
 	}
 
-	// Text calls: decoded incrementally from all text so far. A message with native
-	// calls is never parsed as text.
-	var owned []ToolCall
-	if st.dec != nil {
-		var found []ToolCall
-		switch {
-		case !finished:
-			found = st.dec.Scan(text)
-		case !st.finishDone:
-			st.finishDone = true
-			found = st.dec.Finish(text)
-		}
-		if !nativeForming {
-			for _, c := range found {
-				if d.cachedOwns(ctx, st, c.Name) && !buf.takenBefore(c.Start, c.End) {
-					owned = append(owned, c)
-				}
-			}
-			// Malformed owned calls hold display until the end of the stream.
-			all := st.dec.Malformed()
-			sorted := true
-			for ; st.malformed < len(all); st.malformed++ {
-				c := all[st.malformed]
-				if !d.cachedOwns(ctx, st, c.Name) || buf.takenBefore(c.Start, c.End) {
-					continue
-				}
-				if !finished {
-					hold = true
-					break
-				}
-				if c.Arguments == nil {
-					c.Arguments = map[string]any{}
-				}
-				if len(owned) > 0 && owned[len(owned)-1].Start > c.Start {
-					sorted = false
-				}
-				owned = append(owned, c)
-			}
-			if !sorted {
-				sort.SliceStable(owned, func(i, j int) bool { return owned[i].Start < owned[j].Start })
-			}
-			if !finished && !hold {
-				if _, name, ok := st.dec.Pending(); ok && (name == "" || d.cachedOwns(ctx, st, name)) {
-					hold = true
-				}
-			}
-		}
+	buf.mu.Lock()
+	defer buf.mu.Unlock()
+	if len(found) > 0 {
+		d.takeText(buf, v, found, &plan)
 	}
-	var textReply Reply
-	if len(owned) > 0 {
-		end := 0
-		for _, c := range owned {
-			buf.consume(c.Start, c.End)
-			end = max(end, c.End)
-		}
-		end = min(end, len(text))
-		from := min(buf.histFrom, end)
-		buf.histFrom = max(buf.histFrom, end)
-		textReply = Reply{Text: text[from:end]}
-	}
-	if hold {
+	if plan.hold && buf.round == v.round {
 		buf.held = true
 	}
-	return streamPlan{hold: hold, native: native, nativeFormat: nativeFormat, nativeReply: nativeReply, text: owned, textReply: textReply}
+	plan.before = st.ran
+	st.ran += len(plan.native) + len(plan.text)
+	return plan
+}
+
+// planNative plans the native calls: held while an owned one forms, run as one batch
+// at the end of the message. It reports whether native calls have started.
+func (d *BaseDriver) planNative(ctx context.Context, buf *StreamBuffer, st *streamState, v streamView, plan *streamPlan) bool {
+	buf.asmMu.Lock()
+	forming := safeForming(v.asm)
+	var msg map[string]any
+	if v.finished && !st.nativeDone {
+		msg = safeMessage(v.asm)
+	}
+	buf.asmMu.Unlock()
+	switch {
+	case !v.finished:
+		// Names, once known, do not change: skip those already known to be foreign.
+		for ; st.forming < len(forming); st.forming++ {
+			if name := forming[st.forming]; name == "" || d.cachedOwns(ctx, st, name) {
+				plan.hold = true
+				break
+			}
+		}
+	case !st.nativeDone:
+		st.nativeDone = true
+		plan.nativeReply = NewReply(msg)
+		plan.nativeFormat, plan.native = d.nativeCalls(ctx, st, plan.nativeReply)
+		if !v.ended {
+			for i := range plan.native {
+				plan.native[i].Err = fmt.Errorf("%w: the stream ended before the call to %q was complete", ErrMalformedCall, plan.native[i].Name)
+			}
+		}
+	}
+	return len(forming) > 0
+}
+
+// safeForming returns a copy of asm.Forming(); a panic is logged and gives nil.
+func safeForming(asm Assembler) (names []string) {
+	defer func() {
+		if v := recover(); v != nil {
+			logPanic("listing the native calls of a stream", nil, v)
+			names = nil
+		}
+	}()
+	return slices.Clone(asm.Forming())
+}
+
+// newDecoder returns ps.NewDecoder(); a panic is logged and gives nil.
+func newDecoder(ps PromptStrategy) (dec TextDecoder) {
+	defer func() {
+		if v := recover(); v != nil {
+			logPanic("creating a text decoder", nil, v)
+			dec = nil
+		}
+	}()
+	return ps.NewDecoder()
+}
+
+// scanText advances the decoder over the text: Scan while the stream runs, Finish
+// once at its end. A panic in the decoder is logged and disables it for the stream.
+func (d *BaseDriver) scanText(st *streamState, v streamView) (found []ToolCall) {
+	defer func() {
+		if r := recover(); r != nil {
+			logPanic("decoding streamed text", nil, r)
+			st.dec, found = nil, nil
+		}
+	}()
+	switch {
+	case !v.finished:
+		return st.dec.Scan(v.text)
+	case !st.finishDone:
+		st.finishDone = true
+		return st.dec.Finish(v.text)
+	}
+	return nil
+}
+
+// planText decodes the text so far and returns the owned calls found, in order;
+// takeText later drops those another driver took in an earlier round. It sets
+// plan.hold while an owned call may be forming.
+func (d *BaseDriver) planText(ctx context.Context, st *streamState, v streamView, plan *streamPlan) (owned []ToolCall) {
+	found := d.scanText(st, v)
+	for _, c := range found {
+		if d.cachedOwns(ctx, st, c.Name) {
+			owned = append(owned, c)
+		}
+	}
+	if st.dec == nil {
+		return owned
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			logPanic("decoding streamed text", nil, r)
+			st.dec = nil
+		}
+	}()
+	// Calls a decoder reports only through Malformed (the ones that never closed)
+	// are released at the end of the stream; until then they hold display.
+	all := st.dec.Malformed()
+	sorted := true
+	for ; st.malformed < len(all); st.malformed++ {
+		c := all[st.malformed]
+		if !d.cachedOwns(ctx, st, c.Name) {
+			continue
+		}
+		if !v.finished {
+			plan.hold = true
+			break
+		}
+		if c.Arguments == nil {
+			c.Arguments = map[string]any{}
+		}
+		if c.Err == nil {
+			c.Err = fmt.Errorf("%w: the call to %q cannot be decoded", ErrMalformedCall, c.Name)
+		}
+		if len(owned) > 0 && owned[len(owned)-1].Start > c.Start {
+			sorted = false
+		}
+		owned = append(owned, c)
+	}
+	if !sorted {
+		sort.SliceStable(owned, func(i, j int) bool { return owned[i].Start < owned[j].Start })
+	}
+	if !v.finished && !plan.hold {
+		if _, name, ok := st.dec.Pending(); ok && (name == "" || d.cachedOwns(ctx, st, name)) {
+			plan.hold = true
+		}
+	}
+	return owned
+}
+
+// takeText keeps the owned text calls no other driver took in an earlier round,
+// records their spans as consumed and sets the text of the round's history. Call it
+// with buf.mu held.
+func (d *BaseDriver) takeText(buf *StreamBuffer, v streamView, found []ToolCall, plan *streamPlan) {
+	owned := found[:0]
+	for _, c := range found {
+		if !buf.takenBefore(c.Start, c.End) {
+			owned = append(owned, c)
+		}
+	}
+	if len(owned) == 0 {
+		return
+	}
+	end := 0
+	for _, c := range owned {
+		buf.consume(c.Start, c.End)
+		end = max(end, c.End)
+	}
+	end = min(end, len(v.text))
+	from := min(buf.histFrom, end)
+	buf.histFrom = max(buf.histFrom, end)
+	plan.text = owned
+	plan.textReply = Reply{Text: v.text[from:end]}
 }
 
 // nativeCalls finds the native strategy that matches reply and returns it with the
-// owned calls.
-func (d *BaseDriver) nativeCalls(ctx context.Context, reply Reply) (ExtractionStrategy, []ToolCall) {
+// owned calls. A panic in a strategy is logged, and the next strategy is asked.
+func (d *BaseDriver) nativeCalls(ctx context.Context, st *streamState, reply Reply) (ExtractionStrategy, []ToolCall) {
 	for _, s := range d.strategies {
 		if _, isText := s.(textFormat); isText {
 			continue
 		}
-		if s.Match(reply) {
-			return s, d.owned(ctx, s.Extract(reply))
+		calls, ok := safeExtract(s, reply)
+		if !ok {
+			continue
 		}
+		owned, err := d.owned(ctx, calls)
+		if err != nil && st.unavail == nil {
+			st.unavail = err
+		}
+		return s, owned
 	}
 	return nil, nil
 }
 
+// safeExtract returns s's calls of reply when s matches it; a panic is logged and
+// counts as no match.
+func safeExtract(s ExtractionStrategy, reply Reply) (calls []ToolCall, ok bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			logPanic("extracting the calls of a streamed message", s, v)
+			calls, ok = nil, false
+		}
+	}()
+	if !s.Match(reply) {
+		return nil, false
+	}
+	return s.Extract(reply), true
+}
+
 // cachedOwns is ownsName with a one-entry cache per stream, so that a call that
-// stays pending over many chunks costs one lookup.
+// stays pending over many chunks costs one lookup. A failed lookup is remembered in
+// st.unavail.
 func (d *BaseDriver) cachedOwns(ctx context.Context, st *streamState, name string) bool {
 	if name == "" {
 		return false
@@ -642,6 +869,13 @@ func (d *BaseDriver) cachedOwns(ctx context.Context, st *streamState, name strin
 	if name == st.lastName {
 		return st.lastOwned
 	}
-	st.lastName, st.lastOwned = name, d.ownsName(ctx, name)
-	return st.lastOwned
+	owned, err := d.ownsName(ctx, name)
+	if err != nil {
+		if st.unavail == nil {
+			st.unavail = err
+		}
+		return false // not cached: the next lookup may succeed
+	}
+	st.lastName, st.lastOwned = name, owned
+	return owned
 }

@@ -3,6 +3,7 @@ package mcs
 import (
 	"bytes"
 	"encoding/json"
+	"sort"
 	"strings"
 )
 
@@ -30,11 +31,20 @@ func (textFormat) Format() string { return "text" }
 
 func (textFormat) Match(Reply) bool { return true }
 
+// Extract returns every call of the text in order, including the calls that named a
+// tool but cannot run as written (Err set: not JSON even after repair, two tool
+// names, never closed), so that a reply gives the same outcome whole and streamed.
 func (f textFormat) Extract(r Reply) []ToolCall {
 	if r.Text == "" {
 		return nil
 	}
-	return f.ps.NewDecoder().Finish(r.Text)
+	dec := f.ps.NewDecoder()
+	calls := dec.Finish(r.Text)
+	if bad := dec.Malformed(); len(bad) > 0 {
+		calls = append(calls, bad...)
+		sort.SliceStable(calls, func(i, j int) bool { return calls[i].Start < calls[j].Start })
+	}
+	return calls
 }
 
 func (f textFormat) History(r Reply, outcomes []CallOutcome) []map[string]any {
@@ -84,25 +94,6 @@ func (a *textAssembler) Forming() []string { return nil }
 // JSON and decoded.
 func NewReply(response any) Reply {
 	switch v := response.(type) {
-	case nil:
-		return Reply{}
-	case string:
-		return Reply{Text: v}
-	case map[string]any:
-		if !isNativeMessage(v) {
-			// A bare object, such as a text call the caller decoded, or a message of a
-			// format only a user's strategy knows: its JSON is the text.
-			b, err := json.Marshal(v)
-			if err != nil {
-				return Reply{Message: v}
-			}
-			return Reply{Message: v, Text: string(b)}
-		}
-		return replyFromMap(v)
-	case []byte:
-		return replyFromBytes(v)
-	case json.RawMessage:
-		return replyFromBytes(v)
 	case Reply:
 		return v
 	case *Reply:
@@ -111,11 +102,28 @@ func NewReply(response any) Reply {
 		}
 		return *v
 	}
-	b, err := json.Marshal(response)
-	if err != nil {
+	in := normalize(response)
+	switch in.kind {
+	case inputNil:
+		return Reply{}
+	case inputText:
+		return Reply{Text: in.text}
+	case inputMap:
+		if !isNativeMessage(in.obj) {
+			// A bare object, such as a text call the caller decoded, or a message of a
+			// format only a user's strategy knows: its JSON is the text.
+			b, err := json.Marshal(in.obj)
+			if err != nil {
+				return Reply{Message: in.obj}
+			}
+			return Reply{Message: in.obj, Text: string(b)}
+		}
+		return replyFromMap(in.obj)
+	}
+	if in.text == "" {
 		return Reply{}
 	}
-	return replyFromBytes(b)
+	return replyFromBytes([]byte(in.text))
 }
 
 func replyFromBytes(b []byte) Reply {
@@ -167,7 +175,23 @@ func replyFromMap(m map[string]any) Reply {
 	return Reply{Message: m, Text: messageText(m)}
 }
 
-// messageText collects the text content of a native message in any built-in shape.
+// isTextBlock reports whether a content block or part is answer text: typed "text"
+// or "output_text", or untyped. Thinking and reasoning blocks (which some servers
+// also give a "text" field) are the model thinking aloud: a call written there
+// never runs.
+func isTextBlock(m map[string]any) bool {
+	switch t := m["type"].(type) {
+	case nil:
+		return true
+	case string:
+		return t == "text" || t == "output_text"
+	}
+	return false
+}
+
+// messageText collects the answer text of a native message in any built-in shape;
+// reasoning (Anthropic thinking blocks, Responses reasoning items, Gemini thought
+// parts, typed reasoning parts) is left out.
 func messageText(m map[string]any) string {
 	switch c := m["content"].(type) {
 	case string:
@@ -176,7 +200,7 @@ func messageText(m map[string]any) string {
 		var b strings.Builder
 		for _, blk := range c {
 			bm, _ := blk.(map[string]any)
-			if t, ok := bm["text"].(string); ok {
+			if t, ok := bm["text"].(string); ok && isTextBlock(bm) {
 				b.WriteString(t)
 			}
 		}
@@ -192,7 +216,7 @@ func messageText(m map[string]any) string {
 			parts, _ := im["content"].([]any)
 			for _, p := range parts {
 				pm, _ := p.(map[string]any)
-				if t, ok := pm["text"].(string); ok {
+				if t, ok := pm["text"].(string); ok && isTextBlock(pm) {
 					b.WriteString(t)
 				}
 			}

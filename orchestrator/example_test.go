@@ -160,10 +160,10 @@ func ExamplePagination() {
 	tools, _ = o.ListTools(ctx)
 	fmt.Println(names(tools))
 	// Output:
-	// [crm__list_contacts crm__get_contacts tools__next_page tools__prev_page]
-	// You see tools 1–2 of 4 (page 1/2). Call tools__next_page or tools__prev_page to see the other tools; only the tools on the current page can be called.
+	// [crm__list_contacts crm__get_contacts tools__next_page]
+	// You see tools 1–2 of 4 (page 1/2). Call tools__next_page to see the other tools; only the tools on the current page can be called.
 	// You see tools 3–4 of 4 (page 2/2).
-	// [billing__list_invoices billing__get_invoices tools__next_page tools__prev_page]
+	// [billing__list_invoices billing__get_invoices tools__prev_page]
 }
 
 // ToolSwitching exposes one driver at a time; the operator picks it.

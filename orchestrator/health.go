@@ -26,10 +26,22 @@ const maxNamed = 10
 // The Detail names the drivers with the worst status, as "label: detail" joined by
 // "; " (at most ten, then how many more). Safe for concurrent use.
 func (o *Orchestrator) Healthcheck(ctx context.Context) mcs.HealthResult {
-	type finding struct {
-		label string
-		res   mcs.HealthResult
-	}
+	findings, set := o.listingFindings(ctx)
+	findings = append(findings, checkDrivers(ctx, set)...)
+	return combine(findings)
+}
+
+// finding is one line of a health report: a driver's label ("" for the
+// orchestrator itself) and what was found.
+type finding struct {
+	label string
+	res   mcs.HealthResult
+}
+
+// listingFindings reports what the current listing left out (drivers whose
+// listing failed: ERROR; tools that became invalid: WARNING) or that it failed as a
+// whole (ERROR), and returns the driver set the listing was built over.
+func (o *Orchestrator) listingFindings(ctx context.Context) ([]finding, *driverSet) {
 	var findings []finding
 	set := o.set.Load()
 	l, err := o.current(ctx)
@@ -47,7 +59,14 @@ func (o *Orchestrator) Healthcheck(ctx context.Context) mcs.HealthResult {
 	case err != nil:
 		findings = append(findings, finding{"", mcs.HealthResult{Status: mcs.HealthError, Detail: "the tool listing did not finish: " + err.Error()}})
 	}
+	return findings, set
+}
 
+// checkDrivers runs the healthchecks of the drivers of set that have one,
+// concurrently, and returns their results in registration order once all answered
+// or ctx ended (a check that did not answer, or panicked, is ERROR; an unknown
+// status is UNKNOWN).
+func checkDrivers(ctx context.Context, set *driverSet) []finding {
 	type pending struct {
 		label string
 		ch    chan mcs.HealthResult
@@ -69,6 +88,7 @@ func (o *Orchestrator) Healthcheck(ctx context.Context) mcs.HealthResult {
 		}()
 		checks = append(checks, pending{e.Label, ch})
 	}
+	findings := make([]finding, 0, len(checks))
 	for _, c := range checks {
 		var r mcs.HealthResult
 		select {
@@ -80,14 +100,23 @@ func (o *Orchestrator) Healthcheck(ctx context.Context) mcs.HealthResult {
 				r = mcs.HealthResult{Status: mcs.HealthError, Detail: "healthcheck did not answer in time: " + context.Cause(ctx).Error()}
 			}
 		}
-		switch r.Status {
-		case mcs.HealthOK, mcs.HealthWarning, mcs.HealthError, mcs.HealthUnknown:
-		default:
-			r = mcs.HealthResult{Status: mcs.HealthUnknown, Detail: strings.TrimSuffix(fmt.Sprintf("unknown status %q: %s", r.Status, r.Detail), ": ")}
-		}
-		findings = append(findings, finding{c.label, r})
+		findings = append(findings, finding{c.label, knownStatus(r)})
 	}
+	return findings
+}
 
+// knownStatus turns a status that is not one of the four into UNKNOWN.
+func knownStatus(r mcs.HealthResult) mcs.HealthResult {
+	switch r.Status {
+	case mcs.HealthOK, mcs.HealthWarning, mcs.HealthError, mcs.HealthUnknown:
+		return r
+	}
+	return mcs.HealthResult{Status: mcs.HealthUnknown, Detail: strings.TrimSuffix(fmt.Sprintf("unknown status %q: %s", r.Status, r.Detail), ": ")}
+}
+
+// combine reports the worst status of findings, naming the findings that have it
+// (at most maxNamed); OK when there are none.
+func combine(findings []finding) mcs.HealthResult {
 	if len(findings) == 0 {
 		return mcs.HealthResult{Status: mcs.HealthOK, Detail: "no registered driver reports its health"}
 	}

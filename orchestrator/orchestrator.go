@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -371,6 +372,13 @@ func (o *Orchestrator) current(ctx context.Context) (*listing, error) {
 	}
 	tools, err := o.listTools(ctx, s.set.entries)
 	l := o.finish(s, tools, err)
+	if c, ok := o.strategy.(callableLayer); ok && l.err == nil {
+		for _, name := range c.alsoCallable() {
+			if _, seen := l.index[name]; !seen {
+				l.index[name] = true
+			}
+		}
+	}
 	if l.err == nil || ctx.Err() == nil { // a listing cut short by ctx is not kept
 		o.cache.Store(l)
 		o.report(l)
@@ -452,8 +460,8 @@ func (o *Orchestrator) report(l *listing) {
 // recovered panic in it.
 func errAttrs(err error) []any {
 	attrs := []any{"error", err}
-	if pe, ok := errors.AsType[*panicError](err); ok {
-		attrs = append(attrs, "stack", string(pe.stack))
+	if pe, ok := errors.AsType[*mcs.PanicError](err); ok {
+		attrs = append(attrs, "stack", string(pe.Stack))
 	}
 	return attrs
 }
@@ -540,13 +548,28 @@ func (e *engine) ListTools(ctx context.Context) ([]mcs.Tool, error) {
 	return slices.Clone(l.tools), nil
 }
 
-// HasTool answers from the index of the call's listing.
+// HasTool answers from the index of the call's listing. A name the listing does not
+// hold but that may belong to a driver left out of it (every driver failed to list,
+// or the name carries the label__ prefix of one that did) is an error: the caller
+// cannot tell whether the call is the orchestrator's, and says so
+// (mcs.Response.Unavailable).
 func (e *engine) HasTool(ctx context.Context, name string) (bool, error) {
 	l, err := e.o.listingFor(ctx)
 	if err != nil {
 		return false, err
 	}
-	return l.index[name], nil
+	if exposed, seen := l.index[name]; seen || len(l.failed) == 0 {
+		return exposed, nil
+	}
+	if len(l.failed) == len(l.stamp.set.entries) {
+		return false, l.failed[0]
+	}
+	for _, f := range l.failed {
+		if strings.HasPrefix(name, f.Label+Separator) {
+			return false, f
+		}
+	}
+	return false, nil
 }
 
 // ExecuteTool routes the call through the strategy over the call's driver set.
@@ -611,23 +634,17 @@ func isNil(d mcs.ToolDriver) bool {
 	return false
 }
 
-// maxUnwrap bounds how many wrappers reaches looks through.
-const maxUnwrap = 16
-
-// reaches reports whether d is target or an orchestrator that contains it, directly
-// or behind wrappers that expose what they wrap with a ToolDriver method (as
-// *mcs.BaseDriver does).
+// reaches reports whether d is target or contains it: an orchestrator that
+// registers it (directly or further down), or a wrapper that reports it wraps it
+// with a method Wraps(mcs.ToolDriver) bool (as *mcs.BaseDriver does). seen keeps a
+// shared nested orchestrator from being walked twice.
 func reaches(d mcs.ToolDriver, target *Orchestrator, seen map[*Orchestrator]bool) bool {
 	od, ok := d.(*Orchestrator)
-	for i := 0; !ok && i < maxUnwrap; i++ {
-		w, isWrapper := d.(interface{ ToolDriver() mcs.ToolDriver })
-		if !isWrapper {
-			return false
-		}
-		d = w.ToolDriver()
-		od, ok = d.(*Orchestrator)
+	if !ok {
+		w, isWrapper := d.(interface{ Wraps(mcs.ToolDriver) bool })
+		return isWrapper && w.Wraps(target)
 	}
-	if !ok || od == nil {
+	if od == nil {
 		return false
 	}
 	if od == target {
@@ -643,4 +660,34 @@ func reaches(d mcs.ToolDriver, target *Orchestrator, seen map[*Orchestrator]bool
 		}
 	}
 	return false
+}
+
+// Wraps reports whether td is registered in the orchestrator, directly or further
+// down (inside a nested orchestrator or a wrapper that reports it wraps it). It is
+// how a composition detects a cycle without a way around any driver's middleware.
+func (o *Orchestrator) Wraps(td mcs.ToolDriver) bool {
+	target, ok := td.(*Orchestrator)
+	seen := map[*Orchestrator]bool{o: true}
+	for _, e := range o.set.Load().entries {
+		if ok && reaches(e.Driver, target, seen) {
+			return true
+		}
+		if !ok && sameDriver(e.Driver, td) {
+			return true
+		}
+		if w, isWrapper := e.Driver.(interface{ Wraps(mcs.ToolDriver) bool }); !ok && isWrapper && w.Wraps(td) {
+			return true
+		}
+	}
+	return false
+}
+
+// sameDriver reports whether a and b are the same driver value, without panicking
+// on driver types that are not comparable.
+func sameDriver(a, b mcs.ToolDriver) bool {
+	if a == nil || b == nil {
+		return false
+	}
+	ta, tb := reflect.TypeOf(a), reflect.TypeOf(b)
+	return ta == tb && ta.Comparable() && a == b
 }

@@ -496,7 +496,7 @@ func TestInstructionsAppendToSystemMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Innermost layer first.
-	wantTail := "\n\nYou see tools 1–20 of 45 (page 1/3). Call tools__next_page or tools__prev_page to see the other tools; only the tools on the current page can be called.\n" +
+	wantTail := "\n\nYou see tools 1–20 of 45 (page 1/3). Call tools__next_page to see the other tools; only the tools on the current page can be called.\n" +
 		"Tool descriptions that end in \"...\" are shortened; call get_tool_details with the tool's name for the full description and parameters."
 	if !strings.HasSuffix(msg, wantTail) {
 		t.Errorf("system message does not end with the instructions:\n%s", msg)
@@ -943,14 +943,14 @@ func TestNestedLayerStateShowsAtTheTop(t *testing.T) {
 		}
 	}
 	outer := build(t, nil, "inner", inner, "c", newFake("c", "u"))
-	want := []string{"inner__a__t", "inner__tools__next_page", "inner__tools__prev_page", "c__u"}
+	want := []string{"inner__a__t", "inner__tools__next_page", "c__u"}
 	if diff := cmp.Diff(want, toolNames(t, outer)); diff != "" {
 		t.Errorf("tools (-want +got):\n%s", diff)
 	}
 	if resp := process(t, outer, "inner__tools__next_page"); !resp.CallExecuted {
 		t.Fatalf("turning the inner page: %+v", resp)
 	}
-	want[0] = "inner__b__t"
+	want = []string{"inner__b__t", "inner__tools__prev_page", "c__u"}
 	if diff := cmp.Diff(want, toolNames(t, outer)); diff != "" {
 		t.Errorf("tools after the inner page turned (-want +got):\n%s", diff)
 	}

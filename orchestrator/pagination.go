@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -17,13 +18,15 @@ const (
 
 // Paginator is the Layer that shows a long tool listing one page at a time. When its
 // inner listing has more tools than fit one page, it exposes the current page
-// followed by the tools NextPageTool and PrevPageTool, and contributes an instruction
-// line such as "You see tools 1–20 of 135 (page 1/7). ...". With at most one page of
-// tools (none included) it exposes them unchanged, adds nothing and contributes no
-// instruction.
+// followed by NextPageTool when there is a next page and PrevPageTool when there is
+// a previous one (a tool that could do nothing is not offered: it would cost tokens
+// and invite useless calls), and contributes an instruction line such as "You see
+// tools 1–20 of 135 (page 1/7). ...". With at most one page of tools (none included)
+// it exposes them unchanged, adds nothing and contributes no instruction.
 //
-// The page offset always stays on the page grid: turning past the last or the first
-// page stays there (and says so in the result), and when the listing shrinks the page
+// The page offset always stays on the page grid: a page tool called although it is
+// not offered (ExecuteTool routes it) stays on the last or the first page and says
+// so in its result, and when the listing shrinks the page
 // is clamped to the last one. A call by a name on another page is still routed by
 // ExecuteTool; through ProcessLLMResponse only the current page is callable. Inner
 // tools named like the page tools are hidden by them.
@@ -41,9 +44,10 @@ type Paginator struct {
 }
 
 var (
-	_ Layer       = (*Paginator)(nil)
-	_ Versioned   = (*Paginator)(nil)
-	_ windowLayer = (*Paginator)(nil)
+	_ callableLayer = (*Paginator)(nil)
+	_ Layer         = (*Paginator)(nil)
+	_ Versioned     = (*Paginator)(nil)
+	_ windowLayer   = (*Paginator)(nil)
 )
 
 // Pagination returns a Paginator that shows pageSize tools per page, starting on the
@@ -125,7 +129,41 @@ func (p *Paginator) ListTools(ctx context.Context, drivers []Entry, inner Strate
 	lo, hi := page*p.size, min((page+1)*p.size, len(tools))
 	out := make([]mcs.Tool, 0, hi-lo+len(pageTools))
 	out = append(out, tools[lo:hi]...)
-	return append(out, pageTools...), err
+	return append(out, p.offered(page, p.pages(len(tools)))...), err
+}
+
+// alsoCallable returns the page tools that are not offered on the current page but
+// still answer a forced call in band (the model may call one from an earlier
+// listing); none with at most one page.
+func (p *Paginator) alsoCallable() []string {
+	p.mu.Lock()
+	page, pages := p.page, p.pages(p.total)
+	p.mu.Unlock()
+	if pages < 2 {
+		return nil
+	}
+	var out []string
+	offered := p.offered(page, pages)
+	for _, t := range pageTools {
+		if !slices.ContainsFunc(offered, func(o mcs.Tool) bool { return o.Name == t.Name }) {
+			out = append(out, t.Name)
+		}
+	}
+	return out
+}
+
+// offered returns the page tools that do something on page of pages: next unless it
+// is the last page, previous unless it is the first.
+func (p *Paginator) offered(page, pages int) []mcs.Tool {
+	switch {
+	case pages < 2:
+		return nil
+	case page == 0:
+		return pageTools[:1]
+	case page == pages-1:
+		return pageTools[1:]
+	}
+	return pageTools
 }
 
 // ExecuteTool turns the page for the page tools and hands every other name to inner.
@@ -193,8 +231,15 @@ func (p *Paginator) Instructions() string {
 		return ""
 	}
 	lo, hi := page*p.size, min((page+1)*p.size, total)
-	return p.line(lo, hi, total, page, p.pages(total)) +
-		fmt.Sprintf(" Call %s or %s to see the other tools; only the tools on the current page can be called.", NextPageTool, PrevPageTool)
+	pages := p.pages(total)
+	var how string
+	switch offered := p.offered(page, pages); len(offered) {
+	case 1:
+		how = fmt.Sprintf(" Call %s to see the other tools;", offered[0].Name)
+	default:
+		how = fmt.Sprintf(" Call %s or %s to see the other tools;", NextPageTool, PrevPageTool)
+	}
+	return p.line(lo, hi, total, page, pages) + how + " only the tools on the current page can be called."
 }
 
 // listEvery lists every page at once, with the page tools when there is more than

@@ -278,21 +278,14 @@ func safeList(ctx context.Context, d mcs.ToolDriver) (tools []mcs.Tool, err erro
 	return d.ListTools(ctx)
 }
 
-// panicError is a recovered panic of a driver's ListTools or of a strategy. Its
-// message names only the panic value: the stack, which holds source paths, goes to
+// recovered returns the error of a panic with value v in what (such as "ListTools"
+// or "the strategy"): an *mcs.PanicError, the one panic error of the module. Its
+// message names only the panic value; the stack, which holds source paths, goes to
 // the orchestrator's log, not into errors that reach callers and health reports.
-type panicError struct {
-	what  string
-	value any
-	stack []byte
-}
-
-func (e *panicError) Error() string { return fmt.Sprintf("%s panicked: %v", e.what, e.value) }
-
-// recovered returns the error of a panic with value v in what; call it from the
-// deferred function that recovered, so that the stack shows the panic.
+// Call it from the deferred function that recovered, so that the stack shows the
+// panic.
 func recovered(what string, v any) error {
-	return &panicError{what: what, value: v, stack: debug.Stack()}
+	return &mcs.PanicError{Op: what, Value: v, Stack: debug.Stack()}
 }
 
 // Pipeline returns the Strategy that applies layers in order over [Flat]: layers[0]
@@ -331,6 +324,25 @@ func Pipeline(layers ...Layer) Strategy {
 // asks them for everything they could expose in any state.
 type windowLayer interface {
 	listEvery(ctx context.Context, drivers []Entry, inner Strategy) ([]mcs.Tool, error)
+}
+
+// callableLayer is implemented by built-in layers that route names they do not list
+// right now but that a forced call may still use in band (a page tool not offered on
+// the current page). The orchestrator owns those names through ProcessLLMResponse.
+type callableLayer interface {
+	alsoCallable() []string
+}
+
+// alsoCallable collects the names the layers route without listing them, as of
+// their last listing.
+func (p *pipeline) alsoCallable() []string {
+	var out []string
+	for _, l := range p.layers {
+		if c, ok := l.(callableLayer); ok {
+			out = append(out, c.alsoCallable()...)
+		}
+	}
+	return out
 }
 
 // everyLister is implemented by strategies that can list everything they could expose

@@ -104,7 +104,7 @@ func TestCollisions(t *testing.T) {
 				return orchestrator.Pipeline(orchestrator.RejectConflicts(), orchestrator.Pagination(1))
 			},
 			addErr: true,
-			tools:  []string{"search", orchestrator.NextPageTool, orchestrator.PrevPageTool},
+			tools:  []string{"search", orchestrator.NextPageTool},
 			calls:  map[string]string{"search": "a:search"},
 		},
 		{
@@ -287,45 +287,46 @@ func TestPagination(t *testing.T) {
 		},
 		{
 			name: "first page", tools: 45, size: 20,
-			wantTools: append(toolsN(20), orchestrator.NextPageTool, orchestrator.PrevPageTool),
+			wantTools: append(toolsN(20), orchestrator.NextPageTool),
 			wantInstr: "You see tools 1–20 of 45 (page 1/3).", wantPage: [2]int{1, 3},
 		},
 		{
 			name: "last page is short", tools: 45, size: 20,
 			turns:     []string{orchestrator.NextPageTool, orchestrator.NextPageTool},
-			wantTools: append(toolsN(45)[40:], orchestrator.NextPageTool, orchestrator.PrevPageTool),
+			wantTools: append(toolsN(45)[40:], orchestrator.PrevPageTool),
 			wantInstr: "You see tools 41–45 of 45 (page 3/3).", wantPage: [2]int{3, 3},
 		},
 		{
 			name: "next on the last page stays", tools: 45, size: 20,
+			// the third next is not offered any more: forced, it still answers in band
 			turns:     []string{orchestrator.NextPageTool, orchestrator.NextPageTool, orchestrator.NextPageTool},
-			wantTools: append(toolsN(45)[40:], orchestrator.NextPageTool, orchestrator.PrevPageTool),
+			wantTools: append(toolsN(45)[40:], orchestrator.PrevPageTool),
 			wantInstr: "You see tools 41–45 of 45 (page 3/3).", wantPage: [2]int{3, 3},
 			wantLastNote: "This is already the last page. You see tools 41–45 of 45 (page 3/3).",
 		},
 		{
 			name: "prev on the first page stays", tools: 45, size: 20,
 			turns:     []string{orchestrator.PrevPageTool},
-			wantTools: append(toolsN(20), orchestrator.NextPageTool, orchestrator.PrevPageTool),
+			wantTools: append(toolsN(20), orchestrator.NextPageTool),
 			wantInstr: "You see tools 1–20 of 45 (page 1/3).", wantPage: [2]int{1, 3},
 			wantLastNote: "This is already the first page. You see tools 1–20 of 45 (page 1/3).",
 		},
 		{
 			name: "next then prev", tools: 45, size: 20,
 			turns:     []string{orchestrator.NextPageTool, orchestrator.PrevPageTool},
-			wantTools: append(toolsN(20), orchestrator.NextPageTool, orchestrator.PrevPageTool),
+			wantTools: append(toolsN(20), orchestrator.NextPageTool),
 			wantInstr: "You see tools 1–20 of 45 (page 1/3).", wantPage: [2]int{1, 3},
 		},
 		{
 			name: "135 tools, first page", tools: 135, size: 20,
-			wantTools: append(toolsN(20), orchestrator.NextPageTool, orchestrator.PrevPageTool),
-			wantInstr: "You see tools 1–20 of 135 (page 1/7). Call tools__next_page or tools__prev_page to see the other tools; only the tools on the current page can be called.",
+			wantTools: append(toolsN(20), orchestrator.NextPageTool),
+			wantInstr: "You see tools 1–20 of 135 (page 1/7). Call tools__next_page to see the other tools; only the tools on the current page can be called.",
 			wantPage:  [2]int{1, 7},
 		},
 		{
 			name: "135 tools, last page", tools: 135, size: 20,
 			turns:     slices.Repeat([]string{orchestrator.NextPageTool}, 7),
-			wantTools: append(toolsN(135)[120:], orchestrator.NextPageTool, orchestrator.PrevPageTool),
+			wantTools: append(toolsN(135)[120:], orchestrator.PrevPageTool),
 			wantInstr: "You see tools 121–135 of 135 (page 7/7).", wantPage: [2]int{7, 7},
 			wantLastNote: "This is already the last page. You see tools 121–135 of 135 (page 7/7).",
 		},
@@ -406,7 +407,7 @@ func TestPaginationTurnResultAndRouting(t *testing.T) {
 	process(t, o, orchestrator.NextPageTool) // page 3: t4
 	a.setTools("t0", "t1", "t2")
 	o.Refresh()
-	if diff := cmp.Diff([]string{"t2", orchestrator.NextPageTool, orchestrator.PrevPageTool}, toolNames(t, o)); diff != "" {
+	if diff := cmp.Diff([]string{"t2", orchestrator.PrevPageTool}, toolNames(t, o)); diff != "" {
 		t.Errorf("tools after shrinking (-want +got):\n%s", diff)
 	}
 	if page, pages := p.Page(); page != 2 || pages != 2 {
@@ -593,7 +594,13 @@ func TestPaginationConcurrentTurns(t *testing.T) {
 	page, pages := p.Page()
 	got := toolNames(t, o)
 	lo := (page - 1) * 3
-	want := append(slices.Clone(tools[lo:min(lo+3, len(tools))]), orchestrator.NextPageTool, orchestrator.PrevPageTool)
+	want := slices.Clone(tools[lo:min(lo+3, len(tools))])
+	if page < pages {
+		want = append(want, orchestrator.NextPageTool)
+	}
+	if page > 1 {
+		want = append(want, orchestrator.PrevPageTool)
+	}
 	if pages != 4 || page < 1 || page > 4 {
 		t.Fatalf("Page() = %d, %d", page, pages)
 	}
@@ -649,8 +656,12 @@ func TestDetailLoadingCutIsExactlyMaxLong(t *testing.T) {
 func TestDetailLoadingOutsidePaginationOnEveryPage(t *testing.T) {
 	a := newFake("a", "t0", "t1", "t2", "t3", "t4")
 	o := build(t, orchestrator.Pipeline(orchestrator.Pagination(2), orchestrator.DetailLoading(10)), "a", a)
-	for page, want := range [][]string{{"t0", "t1"}, {"t2", "t3"}, {"t4"}} {
-		want = append(want, orchestrator.NextPageTool, orchestrator.PrevPageTool, orchestrator.DetailsTool)
+	for page, want := range [][]string{
+		{"t0", "t1", orchestrator.NextPageTool},
+		{"t2", "t3", orchestrator.NextPageTool, orchestrator.PrevPageTool},
+		{"t4", orchestrator.PrevPageTool},
+	} {
+		want = append(want, orchestrator.DetailsTool)
 		if diff := cmp.Diff(want, toolNames(t, o)); diff != "" {
 			t.Errorf("page %d tools (-want +got):\n%s", page+1, diff)
 		}
@@ -668,7 +679,7 @@ func TestPaginationClampInAnyListingInvalidatesTheCache(t *testing.T) {
 	o := build(t, orchestrator.Pipeline(p, orchestrator.DetailLoading(10)), "a", a)
 	process(t, o, orchestrator.NextPageTool)
 	process(t, o, orchestrator.NextPageTool) // page 3: t4
-	if diff := cmp.Diff([]string{"t4", orchestrator.NextPageTool, orchestrator.PrevPageTool, orchestrator.DetailsTool}, toolNames(t, o)); diff != "" {
+	if diff := cmp.Diff([]string{"t4", orchestrator.PrevPageTool, orchestrator.DetailsTool}, toolNames(t, o)); diff != "" {
 		t.Fatalf("tools on page 3 (-want +got):\n%s", diff)
 	}
 	// The driver shrinks without a Refresh; a details call lists through the

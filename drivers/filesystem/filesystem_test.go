@@ -161,7 +161,7 @@ func TestArguments(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Errorf("error = %v, want it to contain %q", err, tc.wantErr)
 				}
-				if err != nil && !strings.HasPrefix(err.Error(), tc.tool+": ") {
+				if err != nil && !strings.HasPrefix(err.Error(), tc.tool+": ") && !strings.HasPrefix(err.Error(), fmt.Sprintf("invalid arguments for %q: ", tc.tool)) {
 					t.Errorf("error %q does not start with the tool name", err)
 				}
 				return

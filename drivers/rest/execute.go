@@ -13,14 +13,16 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/mcs-go/mcs"
 )
 
 // maxErrorBody is how much of a failed response's body an error quotes.
 const maxErrorBody = 500
 
 // ErrUnknownTool is wrapped by the error of a call to a tool the spec does not
-// define.
-var ErrUnknownTool = errors.New("unknown tool")
+// define. It is [mcs.ErrUnknownTool], so errors.Is works the same for every driver.
+var ErrUnknownTool = mcs.ErrUnknownTool
 
 // ArgumentError reports a call whose arguments cannot be sent: an unknown
 // name, a missing required argument or a value that is not allowed where the
@@ -35,6 +37,12 @@ type ArgumentError struct {
 	Valid []string
 	// Required lists the names of the required arguments, in order.
 	Required []string
+}
+
+// Unwrap returns the problem as the kernel's one arguments error, so that
+// errors.As(err, new(*mcs.ArgumentsError)) works the same for every driver.
+func (e *ArgumentError) Unwrap() error {
+	return &mcs.ArgumentsError{Tool: e.Tool, Problems: []string{e.Problem}}
 }
 
 // Error returns `tool "<name>": <problem>; valid arguments: a (required), b`.

@@ -101,9 +101,11 @@ func TestMeta(t *testing.T) {
 	}
 	wantD := mcs.Meta{
 		ID: "rest", Name: "REST (OpenAPI)", Version: Version, Bindings: binding, SupportedLLMs: []string{"*"},
+		// BaseDriver drops the tool driver's healthcheck flag (it has no Healthcheck);
+		// the Driver, which forwards it, adds it back.
 		Capabilities: []mcs.Capability{
-			mcs.CapabilityOrchestratable, mcs.CapabilityHealthcheck, mcs.CapabilityStandalone,
-			mcs.CapabilityNativeTools, mcs.CapabilityStreaming, mcs.CapabilityToolMiddleware,
+			mcs.CapabilityOrchestratable, mcs.CapabilityStandalone, mcs.CapabilityNativeTools,
+			mcs.CapabilityStreaming, mcs.CapabilityToolMiddleware, mcs.CapabilityHealthcheck,
 		},
 	}
 	if diff := cmp.Diff(wantD, d.Meta()); diff != "" {
