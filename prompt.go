@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/pelletier/go-toml/v2"
 )
@@ -85,8 +86,9 @@ type promptFile struct {
 		ExecutionFailed *string `toml:"execution_failed"`
 	} `toml:"retry_prompts"`
 	History *struct {
-		ResultRole  *string `toml:"result_role"`
-		ErrorPrefix *string `toml:"error_prefix"`
+		ResultRole     *string `toml:"result_role"`
+		ResultTemplate *string `toml:"result_template"`
+		ErrorPrefix    *string `toml:"error_prefix"`
 	} `toml:"history"`
 	Healing []struct {
 		Name        string `toml:"name"`
@@ -124,6 +126,10 @@ type JSONPromptStrategy struct {
 	ExecutionFailed string
 	// ResultRole is the role of the history message that carries a result.
 	ResultRole string
+	// ResultTemplate frames a result as data the tool returned, with
+	// {tool_name}, {call} and {content}; "" sends the content alone. See
+	// [JSONPromptStrategy.CallResultMessage].
+	ResultTemplate string
 	// ErrorPrefix starts the result message of a failed call.
 	ErrorPrefix string
 	// Healing are the regular-expression repairs, applied in order.
@@ -211,6 +217,7 @@ func ParsePromptStrategy(name string, data []byte) (*JSONPromptStrategy, error) 
 		ArgumentsFieldAliases: append([]string(nil), base.ArgumentsFieldAliases...),
 		ExecutionFailed:       base.ExecutionFailed,
 		ResultRole:            base.ResultRole,
+		ResultTemplate:        base.ResultTemplate,
 		ErrorPrefix:           base.ErrorPrefix,
 		Healing:               append([]HealingRule(nil), base.Healing...),
 	}
@@ -264,6 +271,7 @@ func (s *JSONPromptStrategy) overlay(name string, data []byte) error {
 	}
 	if h := f.History; h != nil {
 		setString(&s.ResultRole, h.ResultRole)
+		setString(&s.ResultTemplate, h.ResultTemplate)
 		setString(&s.ErrorPrefix, h.ErrorPrefix)
 	}
 	for i, h := range f.Healing {
@@ -407,14 +415,92 @@ func (s *JSONPromptStrategy) RetryPrompt(toolName, errText string) string {
 	return strings.NewReplacer("{tool_name}", toolName, "{error}", errText).Replace(s.ExecutionFailed)
 }
 
-// ResultMessage returns {"role": result_role, "content": text}, with the error
-// prefix when failed.
+// ResultMessage returns {"role": result_role, "content": ...}: text (with the
+// error prefix when failed) framed by result_template for a call of toolName whose
+// arguments are not known. See CallResultMessage.
 func (s *JSONPromptStrategy) ResultMessage(toolName, text string, failed bool) map[string]any {
+	return s.CallResultMessage(ToolCall{Name: toolName}, text, failed)
+}
+
+// maxFramedArgs is how much of a call's arguments the frame of its result repeats.
+const maxFramedArgs = 300
+
+// CallResultMessage returns {"role": result_role, "content": ...} for the result
+// text of call (with the error prefix when failed), framed by result_template:
+// {tool_name} is the tool's name, {call} the name and the arguments as JSON (cut
+// at 300 bytes), {content} the text. The text of the template's end marker (the
+// first non-empty line after {content}) is escaped wherever it occurs in the text,
+// in any letter case, so that a result cannot close its own frame and write
+// outside it. An empty result_template gives the text alone, word for word.
+func (s *JSONPromptStrategy) CallResultMessage(call ToolCall, text string, failed bool) map[string]any {
 	if failed {
 		text = s.ErrorPrefix + text
 	}
-	return map[string]any{"role": s.ResultRole, "content": text}
+	if s.ResultTemplate == "" {
+		return map[string]any{"role": s.ResultRole, "content": text}
+	}
+	callText := call.Name
+	if len(call.Arguments) > 0 {
+		args := argumentsJSON(call.Arguments)
+		if len(args) > maxFramedArgs {
+			i := maxFramedArgs
+			for i > 0 && !utf8.RuneStart(args[i]) {
+				i--
+			}
+			args = args[:i] + "…"
+		}
+		callText += " " + args
+	}
+	fill := strings.NewReplacer("{tool_name}", call.Name, "{call}", callText)
+	before, after, _ := strings.Cut(s.ResultTemplate, "{content}")
+	if end := endMarker(fill.Replace(after)); end != "" {
+		text = escapeMarker(text, end)
+	}
+	return map[string]any{"role": s.ResultRole, "content": fill.Replace(before) + text + fill.Replace(after)}
 }
+
+// endMarker returns the first non-empty line of s, trimmed.
+func endMarker(s string) string {
+	for line := range strings.Lines(s) {
+		if t := strings.TrimSpace(line); t != "" {
+			return t
+		}
+	}
+	return ""
+}
+
+// escapeMarker puts a backslash after the first byte of every occurrence of
+// marker in text, compared case-insensitively in ASCII ("</tool_result>" becomes
+// "<\/tool_result>").
+func escapeMarker(text, marker string) string {
+	lt, lm := strings.ToLower(text), strings.ToLower(marker)
+	if len(lt) != len(text) || !strings.Contains(lt, lm) {
+		if !strings.Contains(text, marker) {
+			return text
+		}
+		return strings.ReplaceAll(text, marker, marker[:1]+"\\"+marker[1:])
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(lt, lm)
+		if i < 0 {
+			b.WriteString(text)
+			return b.String()
+		}
+		b.WriteString(text[:i+1])
+		b.WriteString("\\")
+		text, lt = text[i+1:], lt[i+1:]
+	}
+}
+
+// CallResultMessager is an optional interface of a [PromptStrategy] whose result
+// messages name the call they answer. The text format's history uses it instead of
+// ResultMessage when the strategy has it.
+type CallResultMessager interface {
+	CallResultMessage(call ToolCall, text string, failed bool) map[string]any
+}
+
+var _ CallResultMessager = (*JSONPromptStrategy)(nil)
 
 // NewDecoder returns an incremental decoder of JSON calls.
 func (s *JSONPromptStrategy) NewDecoder() TextDecoder {
