@@ -32,6 +32,7 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/mcs-go/mcs"
 	"github.com/mcs-go/mcs/internal/clone"
@@ -160,7 +161,7 @@ func compile(r Rule, exact bool) compiledRule {
 // match reports whether the rule matches the call described by info whose tool
 // name is spelled as names (names[0] is the name called, folded when the match is
 // case-insensitive; label too).
-func (c *compiledRule) match(names []string, label string, info mcs.CallInfo) (bool, error) {
+func (c *compiledRule) match(names [2]string, label string, info mcs.CallInfo) (bool, error) {
 	if c.readOnly {
 		a := info.Tool.Annotations
 		// The definition must be that of the tool called: a middleware before this
@@ -174,6 +175,9 @@ func (c *compiledRule) match(names []string, label string, info mcs.CallInfo) (b
 		}
 	}
 	for _, n := range names {
+		if n == "" {
+			break
+		}
 		if ok, err := matchTool(c.tool, n); err != nil || ok {
 			return ok, err
 		}
@@ -183,30 +187,36 @@ func (c *compiledRule) match(names []string, label string, info mcs.CallInfo) (b
 
 // spellings returns the spellings of name a case-insensitive rule is matched
 // against: name in lower case and, when different, in snake case (DeleteUser and
-// delete-user as delete_user), so that Deny("delete_*") cannot be sidestepped by
-// the way a tool's name is written.
-func spellings(name string) []string {
+// delete-user as delete_user; "" otherwise), so that Deny("delete_*") cannot be
+// sidestepped by the way a tool's name is written. A name already in lower snake
+// case costs nothing.
+func spellings(name string) [2]string {
 	lower := strings.ToLower(name)
+	if !strings.ContainsFunc(name, func(r rune) bool { return r == '-' || r == '.' || r == ' ' || unicode.IsUpper(r) }) {
+		return [2]string{lower}
+	}
 	var b strings.Builder
-	rs := []rune(name)
-	for i, r := range rs {
+	b.Grow(len(name) + 4)
+	var prev rune
+	for i, r := range name {
 		switch {
 		case r == '-' || r == '.' || r == ' ':
 			b.WriteByte('_')
+			prev = r
 			continue
 		case unicode.IsUpper(r) && i > 0:
-			prev := rs[i-1]
-			nextLower := i+1 < len(rs) && unicode.IsLower(rs[i+1])
-			if unicode.IsLower(prev) || unicode.IsDigit(prev) || (unicode.IsUpper(prev) && nextLower) {
+			next, _ := utf8.DecodeRuneInString(name[i+utf8.RuneLen(r):])
+			if unicode.IsLower(prev) || unicode.IsDigit(prev) || (unicode.IsUpper(prev) && unicode.IsLower(next)) {
 				b.WriteByte('_')
 			}
 		}
 		b.WriteRune(unicode.ToLower(r))
+		prev = r
 	}
 	if snake := b.String(); snake != lower {
-		return []string{lower, snake}
+		return [2]string{lower, snake}
 	}
-	return []string{lower}
+	return [2]string{lower}
 }
 
 // matchTool matches pattern against name and against the text after each "__" in
@@ -405,7 +415,7 @@ func (m *Middleware) Rules() []Rule { return append([]Rule(nil), m.rules...) }
 func (m *Middleware) OnExecuteTool(ctx context.Context, name string, args map[string]any, next mcs.CallNext) (any, error) {
 	if len(m.compiled) > 0 {
 		info, _ := mcs.CallInfoFromContext(ctx)
-		names, label := []string{name}, info.Label
+		names, label := [2]string{name}, info.Label
 		if !m.exact {
 			names, label = spellings(name), strings.ToLower(label)
 		}
