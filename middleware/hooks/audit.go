@@ -142,7 +142,7 @@ func (c *auditConfig) record(ctx context.Context, name string, args map[string]a
 	case err != nil:
 		// An upstream error may echo the request: remove the call's own secrets
 		// from it, and the secrets it carries in other spellings, then cut it.
-		r.outcome, r.err = OutcomeError, c.cut(c.scrub(err.Error(), known))
+		r.outcome, r.err = OutcomeError, c.clean(err.Error(), known)
 	case isDenial(result):
 		r.outcome = OutcomeDenied
 	}
@@ -169,7 +169,7 @@ func (c *auditConfig) sanitise(v any, depth int, known *[]string) any {
 	case nil:
 		return nil
 	case string:
-		return c.cut(c.scrub(x, nil))
+		return c.clean(x, nil)
 	case map[string]any:
 		if x == nil {
 			return nil
@@ -203,7 +203,7 @@ func (c *auditConfig) sanitise(v any, depth int, known *[]string) any {
 	case json.RawMessage:
 		var decoded any
 		if json.Unmarshal(x, &decoded) != nil {
-			return c.cut(c.scrub(string(x), nil))
+			return c.clean(string(x), nil)
 		}
 		return c.sanitise(decoded, depth, known)
 	case []byte:
@@ -254,6 +254,22 @@ func (c *auditConfig) remember(v any, known *[]string) {
 			c.remember(e, known)
 		}
 	}
+}
+
+// scrubSlack is how far past the cut clean looks for secrets, so that one that
+// straddles the cut is removed whole.
+const scrubSlack = 1024
+
+// clean removes the secrets in s (see scrub) and cuts it. Only the part that can
+// be shown, and scrubSlack bytes after it, is searched, so a long value costs no
+// more than a short one.
+func (c *auditConfig) clean(s string, known []string) string {
+	if c.maxLen <= 0 || len(s) <= c.maxLen+scrubSlack {
+		return c.cut(c.scrub(s, known))
+	}
+	head := c.scrub(textcut.Prefix(s, c.maxLen+scrubSlack), known)
+	p := textcut.Prefix(head, c.maxLen)
+	return fmt.Sprintf("%s…(%d more bytes)", p, len(s)-c.maxLen)
 }
 
 // cut shortens s to at most maxLen bytes on a rune boundary and says how much was
