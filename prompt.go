@@ -451,12 +451,45 @@ func (s *JSONPromptStrategy) CallResultMessage(call ToolCall, text string, faile
 		}
 		callText += " " + args
 	}
-	fill := strings.NewReplacer("{tool_name}", call.Name, "{call}", callText)
 	before, after, _ := strings.Cut(s.ResultTemplate, "{content}")
-	if end := endMarker(fill.Replace(after)); end != "" {
-		text = escapeMarker(text, end)
+	var b strings.Builder
+	b.Grow(len(s.ResultTemplate) + 2*len(callText) + len(text) + 16)
+	fillFrame(&b, before, call.Name, callText)
+	if end := endMarker(after); end != "" {
+		if strings.Contains(end, "{") {
+			var e strings.Builder
+			fillFrame(&e, end, call.Name, callText)
+			end = e.String()
+		}
+		writeEscaped(&b, text, end)
+	} else {
+		b.WriteString(text)
 	}
-	return map[string]any{"role": s.ResultRole, "content": fill.Replace(before) + text + fill.Replace(after)}
+	fillFrame(&b, after, call.Name, callText)
+	return map[string]any{"role": s.ResultRole, "content": b.String()}
+}
+
+// fillFrame writes t to b with {tool_name} and {call} filled in.
+func fillFrame(b *strings.Builder, t, toolName, call string) {
+	for {
+		i := strings.IndexByte(t, '{')
+		if i < 0 {
+			b.WriteString(t)
+			return
+		}
+		b.WriteString(t[:i])
+		switch rest := t[i:]; {
+		case strings.HasPrefix(rest, "{tool_name}"):
+			b.WriteString(toolName)
+			t = rest[len("{tool_name}"):]
+		case strings.HasPrefix(rest, "{call}"):
+			b.WriteString(call)
+			t = rest[len("{call}"):]
+		default:
+			b.WriteByte('{')
+			t = rest[1:]
+		}
+	}
 }
 
 // endMarker returns the first non-empty line of s, trimmed.
@@ -469,28 +502,38 @@ func endMarker(s string) string {
 	return ""
 }
 
-// escapeMarker puts a backslash after the first byte of every occurrence of
-// marker in text, compared case-insensitively in ASCII ("</tool_result>" becomes
-// "<\/tool_result>").
-func escapeMarker(text, marker string) string {
-	lt, lm := strings.ToLower(text), strings.ToLower(marker)
-	if len(lt) != len(text) || !strings.Contains(lt, lm) {
-		if !strings.Contains(text, marker) {
-			return text
-		}
-		return strings.ReplaceAll(text, marker, marker[:1]+"\\"+marker[1:])
-	}
-	var b strings.Builder
-	for {
-		i := strings.Index(lt, lm)
+// writeEscaped writes text to b with a backslash after the first byte of every
+// occurrence of marker, compared case-insensitively ("</tool_result>" becomes
+// "<\/tool_result>"), so that text cannot end the frame it is written in.
+func writeEscaped(b *strings.Builder, text, marker string) {
+	for len(text) >= len(marker) {
+		i := indexFold(text, marker)
 		if i < 0 {
-			b.WriteString(text)
-			return b.String()
+			break
 		}
 		b.WriteString(text[:i+1])
-		b.WriteString("\\")
-		text, lt = text[i+1:], lt[i+1:]
+		b.WriteByte('\\')
+		text = text[i+1:]
 	}
+	b.WriteString(text)
+}
+
+// indexFold is the index of the first occurrence of marker in s under Unicode
+// case folding of equal-length windows, or -1.
+func indexFold(s, marker string) int {
+	first := marker[0]
+	lo, up := first, first
+	if 'a' <= first && first <= 'z' {
+		up = first - 'a' + 'A'
+	} else if 'A' <= first && first <= 'Z' {
+		lo = first - 'A' + 'a'
+	}
+	for i := 0; i+len(marker) <= len(s); i++ {
+		if c := s[i]; (c == lo || c == up) && strings.EqualFold(s[i:i+len(marker)], marker) {
+			return i
+		}
+	}
+	return -1
 }
 
 // CallResultMessager is an optional interface of a [PromptStrategy] whose result
