@@ -254,8 +254,8 @@ func TestResponseFlagsAndRetryPrompt(t *testing.T) {
 	}
 	wantMsgs := []map[string]any{
 		{"role": "assistant", "content": `{"tool":"echo","arguments":{"text":"a"}} {"tool":"fail"}`},
-		{"role": "system", "content": "a"},
-		{"role": "system", "content": "Error: the backend is down"},
+		{"role": "user", "content": framedResult(`echo {"text":"a"}`, "echo", "a")},
+		{"role": "user", "content": framedResult("fail", "fail", "Error: the backend is down")},
 	}
 	if diff := cmp.Diff(wantMsgs, r.Messages); diff != "" {
 		t.Errorf("text history (-want +got):\n%s", diff)

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/pelletier/go-toml/v2"
 )
@@ -86,8 +87,9 @@ type promptFile struct {
 		ExecutionFailed *string `toml:"execution_failed"`
 	} `toml:"retry_prompts"`
 	History *struct {
-		ResultRole  *string `toml:"result_role"`
-		ErrorPrefix *string `toml:"error_prefix"`
+		ResultRole     *string `toml:"result_role"`
+		ResultTemplate *string `toml:"result_template"`
+		ErrorPrefix    *string `toml:"error_prefix"`
 	} `toml:"history"`
 	Healing []struct {
 		Name        string `toml:"name"`
@@ -136,6 +138,10 @@ type JSONPromptStrategy struct {
 	ExecutionFailed string
 	// ResultRole is the role of the history message that carries a result.
 	ResultRole string
+	// ResultTemplate frames a result as data the tool returned, with
+	// {tool_name}, {call} and {content}; "" sends the content alone. See
+	// [JSONPromptStrategy.CallResultMessage].
+	ResultTemplate string
 	// ErrorPrefix starts the result message of a failed call.
 	ErrorPrefix string
 	// Healing are the regular-expression repairs, applied in order.
@@ -228,6 +234,7 @@ func ParsePromptStrategy(name string, data []byte) (*JSONPromptStrategy, error) 
 		ArgumentsFieldAliases: append([]string(nil), base.ArgumentsFieldAliases...),
 		ExecutionFailed:       base.ExecutionFailed,
 		ResultRole:            base.ResultRole,
+		ResultTemplate:        base.ResultTemplate,
 		ErrorPrefix:           base.ErrorPrefix,
 		Healing:               append([]HealingRule(nil), base.Healing...),
 		ReasoningTags:         append([]ReasoningTag(nil), base.ReasoningTags...),
@@ -282,6 +289,7 @@ func (s *JSONPromptStrategy) overlay(name string, data []byte) error {
 	}
 	if h := f.History; h != nil {
 		setString(&s.ResultRole, h.ResultRole)
+		setString(&s.ResultTemplate, h.ResultTemplate)
 		setString(&s.ErrorPrefix, h.ErrorPrefix)
 	}
 	for i, h := range f.Healing {
@@ -433,14 +441,135 @@ func (s *JSONPromptStrategy) RetryPrompt(toolName, errText string) string {
 	return strings.NewReplacer("{tool_name}", toolName, "{error}", errText).Replace(s.ExecutionFailed)
 }
 
-// ResultMessage returns {"role": result_role, "content": text}, with the error
-// prefix when failed.
+// ResultMessage returns {"role": result_role, "content": ...}: text (with the
+// error prefix when failed) framed by result_template for a call of toolName whose
+// arguments are not known. See CallResultMessage.
 func (s *JSONPromptStrategy) ResultMessage(toolName, text string, failed bool) map[string]any {
+	return s.CallResultMessage(ToolCall{Name: toolName}, text, failed)
+}
+
+// maxFramedArgs is how much of a call's arguments the frame of its result repeats.
+const maxFramedArgs = 300
+
+// CallResultMessage returns {"role": result_role, "content": ...} for the result
+// text of call (with the error prefix when failed), framed by result_template:
+// {tool_name} is the tool's name, {call} the name and the arguments as JSON (cut
+// at 300 bytes), {content} the text. The text of the template's end marker (the
+// first non-empty line after {content}) is escaped wherever it occurs in the text,
+// in any letter case, so that a result cannot close its own frame and write
+// outside it. An empty result_template gives the text alone, word for word.
+func (s *JSONPromptStrategy) CallResultMessage(call ToolCall, text string, failed bool) map[string]any {
 	if failed {
 		text = s.ErrorPrefix + text
 	}
-	return map[string]any{"role": s.ResultRole, "content": text}
+	if s.ResultTemplate == "" {
+		return map[string]any{"role": s.ResultRole, "content": text}
+	}
+	callText := call.Name
+	if len(call.Arguments) > 0 {
+		args := argumentsJSON(call.Arguments)
+		if len(args) > maxFramedArgs {
+			i := maxFramedArgs
+			for i > 0 && !utf8.RuneStart(args[i]) {
+				i--
+			}
+			args = args[:i] + "…"
+		}
+		callText += " " + args
+	}
+	before, after, _ := strings.Cut(s.ResultTemplate, "{content}")
+	var b strings.Builder
+	b.Grow(len(s.ResultTemplate) + 2*len(callText) + len(text) + 16)
+	fillFrame(&b, before, call.Name, callText)
+	if end := endMarker(after); end != "" {
+		if strings.Contains(end, "{") {
+			var e strings.Builder
+			fillFrame(&e, end, call.Name, callText)
+			end = e.String()
+		}
+		writeEscaped(&b, text, end)
+	} else {
+		b.WriteString(text)
+	}
+	fillFrame(&b, after, call.Name, callText)
+	return map[string]any{"role": s.ResultRole, "content": b.String()}
 }
+
+// fillFrame writes t to b with {tool_name} and {call} filled in.
+func fillFrame(b *strings.Builder, t, toolName, call string) {
+	for {
+		i := strings.IndexByte(t, '{')
+		if i < 0 {
+			b.WriteString(t)
+			return
+		}
+		b.WriteString(t[:i])
+		switch rest := t[i:]; {
+		case strings.HasPrefix(rest, "{tool_name}"):
+			b.WriteString(toolName)
+			t = rest[len("{tool_name}"):]
+		case strings.HasPrefix(rest, "{call}"):
+			b.WriteString(call)
+			t = rest[len("{call}"):]
+		default:
+			b.WriteByte('{')
+			t = rest[1:]
+		}
+	}
+}
+
+// endMarker returns the first non-empty line of s, trimmed.
+func endMarker(s string) string {
+	for line := range strings.Lines(s) {
+		if t := strings.TrimSpace(line); t != "" {
+			return t
+		}
+	}
+	return ""
+}
+
+// writeEscaped writes text to b with a backslash after the first byte of every
+// occurrence of marker, compared case-insensitively ("</tool_result>" becomes
+// "<\/tool_result>"), so that text cannot end the frame it is written in.
+func writeEscaped(b *strings.Builder, text, marker string) {
+	for len(text) >= len(marker) {
+		i := indexFold(text, marker)
+		if i < 0 {
+			break
+		}
+		b.WriteString(text[:i+1])
+		b.WriteByte('\\')
+		text = text[i+1:]
+	}
+	b.WriteString(text)
+}
+
+// indexFold is the index of the first occurrence of marker in s under Unicode
+// case folding of equal-length windows, or -1.
+func indexFold(s, marker string) int {
+	first := marker[0]
+	lo, up := first, first
+	if 'a' <= first && first <= 'z' {
+		up = first - 'a' + 'A'
+	} else if 'A' <= first && first <= 'Z' {
+		lo = first - 'A' + 'a'
+	}
+	for i := 0; i+len(marker) <= len(s); i++ {
+		if c := s[i]; (c == lo || c == up) && strings.EqualFold(s[i:i+len(marker)], marker) {
+			return i
+		}
+	}
+	return -1
+}
+
+// CallResultMessager is an optional interface of a [PromptStrategy] whose result
+// messages name the call they answer. The text format's history uses it instead of
+// ResultMessage when the strategy has it.
+type CallResultMessager interface {
+	CallResultMessage(call ToolCall, text string, failed bool) map[string]any
+}
+
+var _ CallResultMessager = (*JSONPromptStrategy)(nil)
 
 // NewDecoder returns an incremental decoder of JSON calls.
 func (s *JSONPromptStrategy) NewDecoder() TextDecoder {

@@ -356,7 +356,12 @@ func TestStreamHistoryDoesNotRepeat(t *testing.T) {
 	if want := strings.TrimSuffix(reply, " end"); assistant.String() != want {
 		t.Errorf("assistant text across responses:\n got %q\nwant %q", assistant.String(), want)
 	}
-	if diff := cmp.Diff([]any{"1", "results for ", "2"}, results); diff != "" {
+	want := []any{
+		framedResult(`echo {"text":"1"}`, "echo", "1"),
+		framedResult(`web_search {"q":""}`, "web_search", "results for "),
+		framedResult(`add {"a":1,"b":1}`, "add", "2"),
+	}
+	if diff := cmp.Diff(want, results); diff != "" {
 		t.Errorf("results (-want +got):\n%s", diff)
 	}
 }

@@ -212,7 +212,7 @@ func TestStreamHoldThenText(t *testing.T) {
 	if !r.CallExecuted || r.CallPending {
 		t.Fatalf("complete call: %+v", r)
 	}
-	want := []map[string]any{{"role": "assistant", "content": `Hello {"tool": "echo", "arguments": {"text": "x"}}`}, {"role": "system", "content": "x"}}
+	want := []map[string]any{{"role": "assistant", "content": `Hello {"tool": "echo", "arguments": {"text": "x"}}`}, {"role": "user", "content": framedResult(`echo {"text":"x"}`, "echo", "x")}}
 	if diff := cmp.Diff(want, r.Messages); diff != "" {
 		t.Errorf("history (-want +got):\n%s", diff)
 	}

@@ -50,7 +50,12 @@ func (f textFormat) Extract(r Reply) []ToolCall {
 func (f textFormat) History(r Reply, outcomes []CallOutcome) []map[string]any {
 	msgs := make([]map[string]any, 0, len(outcomes)+1)
 	msgs = append(msgs, map[string]any{"role": "assistant", "content": r.Text})
+	framed, _ := f.ps.(CallResultMessager)
 	for _, o := range outcomes {
+		if framed != nil {
+			msgs = append(msgs, framed.CallResultMessage(o.Call, outcomeText(o), o.Err != nil))
+			continue
+		}
 		msgs = append(msgs, f.ps.ResultMessage(o.Call.Name, outcomeText(o), o.Err != nil))
 	}
 	return msgs

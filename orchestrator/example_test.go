@@ -213,3 +213,24 @@ func ExampleRejectConflicts() {
 	// Output:
 	// true list_contacts [crm crm-backup] [crm]
 }
+
+// With AlwaysNamespacing a tool keeps its label__tool name while drivers come
+// and go, so a reply written before a second driver arrived still runs.
+func ExampleAlwaysNamespacing() {
+	ctx := context.Background()
+	o := orchestrator.New(orchestrator.Pipeline(orchestrator.AlwaysNamespacing()))
+	if err := o.AddDriver("crm", crmAPI()); err != nil {
+		fmt.Println(err)
+	}
+	tools, _ := o.ListTools(ctx)
+	fmt.Println(tools[1].Name)
+	reply := `{"tool": "crm__get_contacts", "arguments": {"id": "2"}}`
+	if err := o.AddDriver("billing", billingAPI()); err != nil {
+		fmt.Println(err)
+	}
+	resp := o.ProcessLLMResponse(ctx, reply)
+	fmt.Println(resp.CallExecuted, mcs.ResultText(resp.Calls[0].Result))
+	// Output:
+	// crm__get_contacts
+	// true {"id":"2","name":"Grace"}
+}

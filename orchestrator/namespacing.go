@@ -23,14 +23,15 @@ const Separator = "__"
 func Namespacing() Layer { return &namespacing{} }
 
 type namespacing struct {
-	views memo[[]Entry]
+	views  memo[[]Entry]
+	always bool // prefix even a single driver (AlwaysNamespacing)
 }
 
 // view returns drivers as the inner layers see them: each driver behind its prefix
 // when there is more than one. The view is remembered per driver slice, so the inner
 // strategy is handed the same slice on every call.
 func (n *namespacing) view(drivers []Entry) []Entry {
-	if len(drivers) < 2 {
+	if len(drivers) < 2 && !(n.always && len(drivers) == 1) {
 		return drivers
 	}
 	if v, ok := n.views.load(drivers); ok {
@@ -87,3 +88,14 @@ func (p *prefixed) ExecuteTool(ctx context.Context, name string, args map[string
 	}
 	return p.d.ExecuteTool(ctx, inner, args)
 }
+
+// AlwaysNamespacing returns the Layer of [Namespacing] that prefixes the tools of
+// every driver, also when only one is registered: a tool keeps the name
+// <label>__<tool> while drivers come and go, so a call written while a second
+// driver was being added still reaches its tool. Use it where the driver set
+// changes at run time. The result is safe for concurrent use.
+//
+// With Namespacing, a name that changes (read_file becoming files__read_file when a
+// second driver arrives) is answered, for a call made under the old name, with an
+// error wrapping [ErrUnknownTool] that gives the new name; it is never ignored.
+func AlwaysNamespacing() Layer { return &namespacing{always: true} }

@@ -125,6 +125,13 @@ type listing struct {
 	failed  []*ListError    // drivers left out
 	dropped []error         // tools left out, with the reason
 	err     error           // the listing failed as a whole
+	// retired holds names an earlier listing exposed and this one does not, with
+	// what they are called now ("" when nothing takes their place), so that a call
+	// for a name that just changed is answered as unknown instead of ignored.
+	retired map[string]string
+	// served is set once the listing was handed out (ListTools, and so the
+	// prompts): only names a model may have seen are retired.
+	served atomic.Bool
 }
 
 // New returns an orchestrator with no drivers that exposes tools through strategy;
@@ -267,6 +274,7 @@ func (o *Orchestrator) AddDrivers(ctx context.Context, entries ...Entry) error {
 			s := &stamp{gen: old.gen + 1, set: next, epoch: epoch, sv: sv, deps: deps}
 			if o.stamp.CompareAndSwap(old, s) {
 				l := o.finish(s, tools, err)
+				l.retired = retire(o.cache.Load(), l)
 				o.cache.Store(l)
 				o.report(l)
 				break
@@ -379,6 +387,7 @@ func (o *Orchestrator) current(ctx context.Context) (*listing, error) {
 			}
 		}
 	}
+	l.retired = retire(o.cache.Load(), l)
 	if l.err == nil || ctx.Err() == nil { // a listing cut short by ctx is not kept
 		o.cache.Store(l)
 		o.report(l)
@@ -468,7 +477,11 @@ func errAttrs(err error) []any {
 
 // ProcessLLMResponse runs the calls in response whose names the orchestrator lists,
 // in order, through its middleware and its strategy, as [mcs.BaseDriver] does; any
-// other name gives the zero Response. Every call of the response is judged and
+// other name gives the zero Response, except a name that the listing handed out
+// before the last change exposed and the current one does not (a tool renamed by
+// namespacing when a driver came or went, or removed): such a call is answered as
+// a failed call whose error wraps [ErrUnknownTool] and gives the new name, if any,
+// so that it is never dropped silently. [AlwaysNamespacing] keeps names stable. Every call of the response is judged and
 // routed against the same listing, the one current when the first call is looked up,
 // so an AddDriver or RemoveDriver meanwhile does not reach it. Safe for concurrent
 // use.
@@ -545,6 +558,7 @@ func (e *engine) ListTools(ctx context.Context) ([]mcs.Tool, error) {
 	if err != nil {
 		return nil, err
 	}
+	l.served.Store(true)
 	return slices.Clone(l.tools), nil
 }
 
@@ -558,8 +572,14 @@ func (e *engine) HasTool(ctx context.Context, name string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if exposed, seen := l.index[name]; seen || len(l.failed) == 0 {
+	if exposed, seen := l.index[name]; seen {
 		return exposed, nil
+	}
+	if _, retired := l.retired[name]; retired {
+		return true, nil // owned, so that the call is answered as unknown
+	}
+	if len(l.failed) == 0 {
+		return false, nil
 	}
 	if len(l.failed) == len(l.stamp.set.entries) {
 		return false, l.failed[0]
@@ -579,7 +599,74 @@ func (e *engine) ExecuteTool(ctx context.Context, name string, args map[string]a
 	if l, _ := o.listingFor(ctx); l != nil {
 		set = l.stamp.set
 	}
-	return o.strategy.ExecuteTool(ctx, set.entries, name, args)
+	res, err := o.strategy.ExecuteTool(ctx, set.entries, name, args)
+	if err != nil && errors.Is(err, ErrUnknownTool) {
+		if l, _ := o.listingFor(ctx); l != nil {
+			if now, ok := l.retired[name]; ok {
+				return nil, renamedTool(name, now, err)
+			}
+		}
+	}
+	return res, err
+}
+
+// maxRetired bounds how many retired names a listing remembers.
+const maxRetired = 4096
+
+// retire returns the retired names of next: those the last listing handed out
+// exposed that next does not list, each with the exposed name that took its place
+// (the one namespacing gave it, or the bare name when namespacing ended), else "".
+// prev is the listing before next: when it was handed out its tools count, else
+// the names it retired. A name that changed is answered until the listing changes
+// again, and then left to whichever driver owns it.
+func retire(prev, next *listing) map[string]string {
+	if prev == nil || next.err != nil {
+		return nil
+	}
+	var out map[string]string
+	add := func(name string) {
+		if _, seen := next.index[name]; seen || len(out) >= maxRetired {
+			return
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[name] = successor(name, next)
+	}
+	if !prev.served.Load() {
+		for name := range prev.retired {
+			add(name)
+		}
+		return out
+	}
+	for _, t := range prev.tools {
+		add(t.Name)
+	}
+	return out
+}
+
+// successor finds the exposed name of next that name became: <label>__name, or
+// the tool part of name.
+func successor(name string, next *listing) string {
+	if _, tool, ok := strings.Cut(name, Separator); ok && next.index[tool] {
+		return tool
+	}
+	for _, t := range next.tools {
+		if strings.HasSuffix(t.Name, Separator+name) {
+			return t.Name
+		}
+	}
+	return ""
+}
+
+// renamedTool is the error of a call for a name the orchestrator no longer
+// exposes because its tools changed (a driver was added or removed, and
+// namespacing renamed the tools).
+func renamedTool(name, now string, cause error) error {
+	if now != "" {
+		return fmt.Errorf("%w %q: the orchestrator's tools changed and this tool is now called %q; call it by that name", ErrUnknownTool, name, now)
+	}
+	return fmt.Errorf("%w (the orchestrator's tools changed and it is no longer offered; list the tools again)", cause)
 }
 
 // Instructions returns the strategy's instructions as of the current listing.

@@ -418,8 +418,9 @@ func TestThreeLevelsOfNesting(t *testing.T) {
 		t.Errorf("new bottom driver not reachable from the top: %+v", resp)
 	}
 	low.RemoveDriver("a")
-	if resp := process(t, top, "mid__low__a__read"); resp.CallExecuted || resp.CallFailed {
-		t.Errorf("removed bottom driver still owned at the top: %+v", resp)
+	// Its tool is answered as unknown (the name was just retired), never run.
+	if resp := process(t, top, "mid__low__a__read"); resp.CallExecuted || len(resp.Calls) != 1 || !errors.Is(resp.Calls[0].Err, orchestrator.ErrUnknownTool) {
+		t.Errorf("removed bottom driver's tool: %+v", resp)
 	}
 
 	// Health cascades and names the path.
@@ -451,12 +452,14 @@ func TestConcurrentAddRemoveWhileProcessing(t *testing.T) {
 					errs <- fmt.Errorf("worker %d round %d: %+v", w, i, resp)
 					return
 				}
-				// A churning driver's tool is either served or not owned: a call
-				// finishes against the set it started with, so it never fails
-				// because the driver went away meanwhile.
+				// A churning driver's tool is served, answered as unknown (its
+				// name was just retired) or not owned: a call finishes against the
+				// set it started with, so it never fails because the driver went
+				// away meanwhile.
 				resp = process(t, o, "churn__tick")
-				if got := results(resp); resp.CallExecuted && (resp.CallFailed || got[0] != "churn:tick") ||
-					!resp.CallExecuted && !cmp.Equal(resp, mcs.Response{}) {
+				served := resp.CallExecuted && !resp.CallFailed && len(resp.Calls) == 1 && resp.Calls[0].Result == "churn:tick"
+				unknown := resp.CallFailed && len(resp.Calls) == 1 && errors.Is(resp.Calls[0].Err, orchestrator.ErrUnknownTool)
+				if !served && !unknown && !cmp.Equal(resp, mcs.Response{}) {
 					errs <- fmt.Errorf("worker %d round %d: churn call %+v", w, i, resp)
 					return
 				}
@@ -794,8 +797,9 @@ func TestCallInFlightFinishesAgainstItsSet(t *testing.T) {
 			if diff := cmp.Diff(tc.after, toolNames(t, o)); diff != "" {
 				t.Errorf("tools afterwards (-want +got):\n%s", diff)
 			}
-			if resp := process(t, o, tc.tool); !cmp.Equal(resp, mcs.Response{}) {
-				t.Errorf("the old name is still owned after the call: %+v", resp)
+			// A later call for the old name is answered as unknown, loudly.
+			if resp := process(t, o, tc.tool); len(resp.Calls) != 1 || !errors.Is(resp.Calls[0].Err, orchestrator.ErrUnknownTool) || !resp.CallFailed {
+				t.Errorf("a call for the old name is not answered as unknown: %+v", resp)
 			}
 		})
 	}

@@ -336,8 +336,8 @@ func TestReadHead(t *testing.T) {
 	}
 }
 
-// TestLongRows reads a file of rows of 300 KiB: the rows returned stop once they
-// hold 1 MiB, whatever the limit, and the result says so.
+// TestLongRows reads a file of rows of 300 KiB: the rows returned stop before the
+// result would pass 1 MiB, whatever the limit, and the result says so.
 func TestLongRows(t *testing.T) {
 	long := strings.Repeat("x", 300<<10)
 	var b strings.Builder
@@ -352,13 +352,13 @@ func TestLongRows(t *testing.T) {
 		args   map[string]any
 		notice string
 	}{
-		{"read_csv_head", map[string]any{"path": "long.csv", "limit": 0.0}, "only 4 rows are returned: they hold over 1 MiB"},
-		{"filter_csv_rows", map[string]any{"path": "long.csv", "column": "k", "value": "a", "limit": 0.0}, "only 4 matching rows are returned: they hold over 1 MiB"},
+		{"read_csv_head", map[string]any{"path": "long.csv", "limit": 0.0}, "only 3 rows are returned: with the next row the result would be larger than 1 MiB"},
+		{"filter_csv_rows", map[string]any{"path": "long.csv", "column": "k", "value": "a", "limit": 0.0}, "only 3 matching rows are returned: with the next one the result would be larger than 1 MiB"},
 	}
 	for _, tc := range tests {
 		got := drivertest.MustCall(t, td, tc.tool, tc.args)
-		if got["returned"] != 4.0 || got["truncated"] != true || got["notice"] != tc.notice {
-			t.Errorf("%s: returned %v, truncated %v, notice %q; want 4, true, %q", tc.tool, got["returned"], got["truncated"], got["notice"], tc.notice)
+		if got["returned"] != 3.0 || got["truncated"] != true || got["notice"] != tc.notice {
+			t.Errorf("%s: returned %v, truncated %v, notice %q; want 3, true, %q", tc.tool, got["returned"], got["truncated"], got["notice"], tc.notice)
 		}
 	}
 	got := drivertest.MustCall(t, td, "filter_csv_rows", map[string]any{"path": "long.csv", "column": "k", "value": "a"})
@@ -574,4 +574,42 @@ func TestConcurrentCalls(t *testing.T) {
 			{Tool: "summarize_numeric_column", Args: map[string]any{"path": path, "column": "v"}},
 		}
 	})
+}
+
+// TestAttackResultSizeCountsOutput: rows whose cells are empty, or full of
+// characters that JSON escapes, cannot make a result larger than the limit: the
+// limit counts the bytes of the result, not of the cells.
+func TestAttackResultSizeCountsOutput(t *testing.T) {
+	dir := confinetest.Tree(t, map[string]string{
+		// 1,000,001 empty cells: 1 MB of commas, 3 MB as JSON.
+		"empty.csv": "k\n" + strings.Repeat(",", 1_000_000) + "\n",
+		// 200 KB of '<' per row: 1.2 MB as JSON ("\u003c"), five rows.
+		"angle.csv": "k\n" + strings.Repeat(strings.Repeat("<", 200_000)+"\n", 5),
+	})
+	td := newTD(t, csv.Config{Root: dir})
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"read_csv_head", map[string]any{"path": "empty.csv", "limit": 0.0}},
+		{"read_csv_head", map[string]any{"path": "angle.csv", "limit": 0.0}},
+		{"filter_csv_rows", map[string]any{"path": "empty.csv", "column": "k", "value": "", "limit": 0.0}},
+		{"filter_csv_rows", map[string]any{"path": "angle.csv", "column": "k", "operator": "contains", "value": "<", "limit": 0.0}},
+	} {
+		res, err := td.ExecuteTool(context.Background(), tc.tool, tc.args)
+		if err != nil {
+			t.Fatalf("%s %v: %v", tc.tool, tc.args["path"], err)
+		}
+		out, err := json.Marshal(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out) > 1<<20+4096 {
+			t.Errorf("%s %v: the result is %d bytes, over the 1 MiB limit", tc.tool, tc.args["path"], len(out))
+		}
+		m := res.(map[string]any)
+		if m["truncated"] != true || !strings.Contains(fmt.Sprint(m["notice"]), "larger than 1 MiB") {
+			t.Errorf("%s %v: truncated %v, notice %q", tc.tool, tc.args["path"], m["truncated"], m["notice"])
+		}
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mcs-go/mcs"
 	"github.com/mcs-go/mcs/internal/confine"
@@ -28,17 +29,48 @@ const (
 // ctxEvery is how many records are read between two checks of the context.
 const ctxEvery = 4096
 
-// maxResultBytes bounds the cells that read_csv_head and filter_csv_rows return:
-// no row is added once those returned hold that many bytes, so that long rows
-// cannot make an enormous result whatever the row limit.
+// maxResultBytes bounds the rows that read_csv_head and filter_csv_rows return,
+// counted as the JSON they take in the result: a row is only added when the rows
+// with it stay within that many bytes, so that neither long rows nor rows of many
+// empty cells can make an enormous result whatever the row limit.
 const maxResultBytes = 1 << 20
 
-// cellBytes is the size of rec counted against maxResultBytes: its text and a
-// separator per cell.
-func cellBytes(rec []string) int {
-	n := len(rec)
+// rowBytes is the size of rec in the JSON of a result: each cell as a quoted,
+// escaped string (as encoding/json writes it, HTML escapes included), the commas
+// between them, the brackets and the comma before the row.
+func rowBytes(rec []string) int {
+	n := 2 + len(rec) // "[", "]", a comma per cell (one of them before the row)
 	for _, c := range rec {
-		n += len(c)
+		n += jsonStringLen(c)
+	}
+	return n
+}
+
+// jsonStringLen is the length of s encoded as a JSON string by encoding/json.
+func jsonStringLen(s string) int {
+	n := 2
+	for i := 0; i < len(s); {
+		b := s[i]
+		if b < utf8.RuneSelf {
+			switch {
+			case b == '"' || b == '\\' || b == '\n' || b == '\r' || b == '\t':
+				n += 2
+			case b < 0x20 || b == '<' || b == '>' || b == '&':
+				n += 6
+			default:
+				n++
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1, r == '\u2028', r == '\u2029':
+			n += 6
+		default:
+			n += size
+		}
+		i += size
 	}
 	return n
 }
@@ -382,13 +414,19 @@ func (d *ToolDriver) readHead(ctx context.Context, args headArgs) (any, error) {
 	rows := [][]string{}
 	more := false
 	size := 0
+	full := false // the next row would take the result over maxResultBytes
 	err = s.each(ctx, func(rec []string) bool {
-		if len(rows) == limit || size >= maxResultBytes {
+		if len(rows) == limit {
 			more = true
 			return false
 		}
+		n := rowBytes(rec)
+		if size+n > maxResultBytes {
+			more, full = true, true
+			return false
+		}
 		rows = append(rows, slices.Clone(rec))
-		size += cellBytes(rec)
+		size += n
 		return true
 	})
 	if err != nil {
@@ -399,8 +437,8 @@ func (d *ToolDriver) readHead(ctx context.Context, args headArgs) (any, error) {
 	if capped {
 		notes = append(notes, fmt.Sprintf("the limit was lowered to the maximum of %d rows", limit))
 	}
-	if more && size >= maxResultBytes {
-		notes = append(notes, fmt.Sprintf("only %d rows are returned: they hold over %d MiB", len(rows), maxResultBytes>>20))
+	if full {
+		notes = append(notes, fmt.Sprintf("only %d rows are returned: with the next row the result would be larger than %d MiB", len(rows), maxResultBytes>>20))
 	}
 	if len(notes) > 0 {
 		out["notice"] = strings.Join(notes, "; ")
@@ -461,6 +499,7 @@ func (d *ToolDriver) filterRows(ctx context.Context, args filterArgs) (any, erro
 	match, _ := matcher(op, value, s.decimalComma())
 	rows := [][]string{}
 	total, scanned, skipped, size := 0, 0, 0, 0
+	full := false // a matching row was left out because the result would be too large
 	err = s.each(ctx, func(rec []string) bool {
 		scanned++
 		c := cell(rec, s.col)
@@ -472,9 +511,13 @@ func (d *ToolDriver) filterRows(ctx context.Context, args filterArgs) (any, erro
 			return true
 		}
 		total++
-		if len(rows) < limit && size < maxResultBytes {
-			rows = append(rows, slices.Clone(rec))
-			size += cellBytes(rec)
+		if len(rows) < limit && !full {
+			if n := rowBytes(rec); size+n <= maxResultBytes {
+				rows = append(rows, slices.Clone(rec))
+				size += n
+			} else {
+				full = true // later rows are not added either: the rows stay in file order
+			}
 		}
 		return true
 	})
@@ -501,8 +544,8 @@ func (d *ToolDriver) filterRows(ctx context.Context, args filterArgs) (any, erro
 	if capped {
 		notes = append(notes, fmt.Sprintf("the limit was lowered to the maximum of %d rows", limit))
 	}
-	if size >= maxResultBytes && total > len(rows) {
-		notes = append(notes, fmt.Sprintf("only %d matching rows are returned: they hold over %d MiB", len(rows), maxResultBytes>>20))
+	if full {
+		notes = append(notes, fmt.Sprintf("only %d matching rows are returned: with the next one the result would be larger than %d MiB", len(rows), maxResultBytes>>20))
 	}
 	if len(notes) > 0 {
 		out["notice"] = strings.Join(notes, "; ")

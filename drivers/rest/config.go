@@ -55,14 +55,27 @@ type Config struct {
 	IncludePaths []string
 	// Headers are sent with every tool call (not with the fetch of the spec or
 	// the healthcheck). They are set after the arguments, so the model cannot
-	// override them, and before credentials. The values of headers whose names
-	// suggest a secret (auth, key, token, ...) are removed from results and
-	// errors like credentials.
+	// override them, and before credentials. Their values are removed from
+	// results and errors like credentials (in every form a server may echo
+	// them), except those of Accept, Accept-Encoding, Accept-Language,
+	// Content-Type, User-Agent, Cache-Control and Pragma. The query values of
+	// BaseURL are treated the same way, and no argument may change them.
 	Headers map[string]string
 	// Credentials supplies the tokens of the security schemes the document
-	// declares; the scope asked for is the scheme's name. Nil sends every
-	// request without credentials.
+	// declares. The operator binds schemes to the provider's scopes (Scopes,
+	// Name); a document never picks the scope. Nil sends every request without
+	// credentials.
 	Credentials auth.CredentialProvider
+	// Scopes maps the names of the document's security schemes to the scopes
+	// asked of Credentials, such as {"bearerAuth": "github"}. A scheme not in
+	// the map is asked for the scope Name, else for the label the driver is
+	// registered under in an orchestrator; with none of them the call fails with
+	// an error wrapping [ErrUnboundScheme] that says how to bind it. A scheme
+	// mapped to "" gets no credential.
+	Scopes map[string]string
+	// Name is the driver's own credential scope (such as "github"), asked for
+	// every security scheme that Scopes does not map.
+	Name string
 	// HTTPClient sends requests and fetches the spec; nil means
 	// http.DefaultClient. The driver uses a copy whose redirect policy follows
 	// redirects only to the same host and port, never from https to http and
@@ -160,6 +173,7 @@ func normalize(cfg Config) (Config, source, *url.URL, error) {
 	out.IncludeTags = slices.Clone(cfg.IncludeTags)
 	out.IncludePaths = slices.Clone(cfg.IncludePaths)
 	out.Headers = maps.Clone(cfg.Headers)
+	out.Scopes = maps.Clone(cfg.Scopes)
 	if out.Timeout == 0 {
 		out.Timeout = DefaultTimeout
 	}

@@ -63,12 +63,21 @@
 //
 // Security schemes are honoured: apiKey (header, query, cookie), http bearer
 // and basic ("user:password" is encoded), oauth2 and openIdConnect (as
-// bearer). Tokens come from [Config.Credentials], asked with the scheme's name
-// as the scope; an *auth.Challenge from the provider is returned unchanged so
-// that the auth middleware can show it. Credentials are removed from results
-// and errors, as are the user info of BaseURL and of an http(s) SpecURL (sent
-// as basic authentication) and the values of configured headers named like
-// secrets; the driver writes no logs.
+// bearer). Tokens come from [Config.Credentials], asked for the scope the
+// operator bound the scheme to: [Config.Scopes], else [Config.Name], else the
+// orchestrator label of the driver; a document never picks the scope by naming
+// its schemes, and an unbound scheme fails the call with [ErrUnboundScheme]. A
+// document fetched from SpecURL cannot send credentials to another host unless
+// BaseURL pins the API ([ErrCredentialHost]). [Config.Timeout] bounds obtaining
+// the credential too. An *auth.Challenge from the provider is returned unchanged
+// so that the auth middleware can show it. Credentials are removed from results
+// and errors, in the forms servers echo them (percent-encoded, JSON-escaped, in
+// upper or lower case, base64 of the token and of "Bearer <token>", also inside a
+// longer base64 text), as are the user info of BaseURL and of an http(s) SpecURL
+// (sent as basic authentication), the query values of BaseURL and the values of
+// configured headers; the driver writes no logs. No argument may change a query
+// parameter BaseURL fixes, and a document whose path templates hold dot segments
+// (/../admin) is refused at load.
 //
 // A 2xx response returns its body as a string, cut at
 // [Config.MaxResponseBytes] with a marker (a binary body is described, not

@@ -73,11 +73,17 @@ func NewToolDriver(cfg Config) (*ToolDriver, error) {
 	if err != nil {
 		return nil, err
 	}
-	secrets := sensitiveHeaderSecrets(c.Headers)
+	secrets := headerSecrets(c.Headers)
+	secrets = append(secrets, baseQuerySecrets(base)...)
 	// User info in BaseURL, and in an http(s) SpecURL that relative server URLs
 	// resolve against, is sent as basic authentication.
 	secrets = append(secrets, userInfoSecrets(base)...)
 	secrets = append(secrets, userInfoSecrets(src.url)...)
+	var forms []string
+	for _, sec := range secrets {
+		forms = append(forms, secretForms(sec)...)
+	}
+	secrets = forms
 	return &ToolDriver{
 		cfg:      c,
 		src:      src,
@@ -140,6 +146,9 @@ func (d *ToolDriver) load(ctx context.Context) (*spec, error) {
 		scheme = strings.ToLower(d.src.url.Scheme)
 	}
 	doc, ol, err := parse(ctx, data, scheme)
+	if err == nil {
+		err = checkPaths(doc.Paths.Keys())
+	}
 	if err != nil {
 		return nil, fmt.Errorf("load OpenAPI document %s: %w", d.src, err)
 	}
@@ -211,7 +220,10 @@ func (d *ToolDriver) ExecuteTool(ctx context.Context, name string, args map[stri
 	if err != nil {
 		return nil, err
 	}
-	creds, err := d.credentials(ctx, op)
+	// Config.Timeout bounds the whole call, obtaining the credential included.
+	ctx, cancel := context.WithTimeout(ctx, d.cfg.Timeout)
+	defer cancel()
+	creds, err := d.credentials(ctx, op, req.url)
 	if err != nil {
 		return nil, err
 	}

@@ -82,14 +82,16 @@ func ExampleNew() {
 }
 
 // The tool half alone: tools in document order, and a call that uses the
-// credential of the operation's security scheme without showing it.
+// operator's credential for the driver (Name "petstore", bound to the document's
+// scheme petstore_auth) without showing it.
 func ExampleNewToolDriver() {
 	api := petstoreServer()
 	defer api.Close()
 
 	td, err := rest.NewToolDriver(rest.Config{
 		SpecURL:     api.URL + "/openapi.yaml",
-		Credentials: auth.NewStaticProvider(map[string]string{"petstore_auth": "s3cr3t-token"}),
+		Name:        "petstore",
+		Credentials: auth.NewStaticProvider(map[string]string{"petstore": "s3cr3t-token"}),
 	})
 	if err != nil {
 		fmt.Println(err)

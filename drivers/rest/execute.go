@@ -172,6 +172,9 @@ func (op *operation) prepare(args map[string]any) (*request, error) {
 			payload, hasPayload = coerceJSON(v, a.types), true
 		}
 	}
+	if err := op.checkPinned(query); err != nil {
+		return nil, err
+	}
 	u.RawQuery = query.Encode()
 	r.url = &u
 

@@ -3,6 +3,7 @@ package rest
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcs-go/mcs"
 	"github.com/mcs-go/mcs/middleware/auth"
 )
 
@@ -28,19 +30,70 @@ type credentials struct {
 	secrets []string
 }
 
+// ErrUnboundScheme is wrapped by the error of a call whose security scheme is
+// not bound to a credential scope by the operator (Config.Scopes, Config.Name or
+// an orchestrator label). It wraps [auth.ErrNoCredential] too.
+var ErrUnboundScheme = errors.New("security scheme not bound to a credential scope")
+
+// ErrCredentialHost is wrapped by the error of a call that would send
+// credentials to a host the operator did not choose: a document fetched from
+// SpecURL, without Config.BaseURL, names a server on another host.
+var ErrCredentialHost = errors.New("credentials refused for a host the operator did not choose")
+
+// scopeFor returns the scope asked of Config.Credentials for the document's
+// security scheme name: Config.Scopes[name] when set, else Config.Name, else the
+// label the driver is registered under in an orchestrator ([mcs.CallInfo]). A
+// scheme name is never a scope by itself: the document picks its names, and a
+// hostile document would name its schemes after the credentials it wants.
+func (d *ToolDriver) scopeFor(ctx context.Context, name string) (string, error) {
+	if scope, ok := d.cfg.Scopes[name]; ok {
+		if scope == "" {
+			return "", fmt.Errorf("security scheme %q is mapped to no scope in Config.Scopes: %w", name, auth.ErrNoCredential)
+		}
+		return scope, nil
+	}
+	if d.cfg.Name != "" {
+		return d.cfg.Name, nil
+	}
+	if info, ok := mcs.CallInfoFromContext(ctx); ok && info.Label != "" {
+		return info.Label, nil
+	}
+	return "", fmt.Errorf("%w: the document's security scheme %q gets no credential; bind it with Config.Scopes = map[string]string{%q: \"<scope of the credential provider>\"}, or set Config.Name to ask for the driver's own scope for every scheme (%w)",
+		ErrUnboundScheme, name, name, auth.ErrNoCredential)
+}
+
+// checkCredentialHost refuses to send credentials to target when the document
+// was fetched from an http(s) SpecURL, no BaseURL pins the API, and target is on
+// another host than the document: such a document would otherwise choose where
+// the operator's credentials go.
+func (d *ToolDriver) checkCredentialHost(target *url.URL) error {
+	if d.base != nil || d.src.url == nil || target == nil || sameHost(d.src.url, target) {
+		return nil
+	}
+	return fmt.Errorf("%w: the document fetched from %s sends this call to %s; set Config.BaseURL to the API's URL to send credentials there",
+		ErrCredentialHost, d.src.url.Host, target.Host)
+}
+
 // credentials asks the provider for the tokens of the first security
-// alternative of op it can satisfy. With no provider, or no security on op, the
-// request goes without credentials. A *auth.Challenge from the provider is
-// returned unchanged; when no alternative can be satisfied the first error that
-// is not a missing credential is returned, else the first.
-func (d *ToolDriver) credentials(ctx context.Context, op *operation) (credentials, error) {
+// alternative of op it can satisfy, for a request to target. With no provider,
+// or no security on op, the request goes without credentials. A *auth.Challenge
+// from the provider is returned unchanged; when no alternative can be satisfied
+// the first error that is not a missing credential is returned, else the first.
+func (d *ToolDriver) credentials(ctx context.Context, op *operation, target *url.URL) (credentials, error) {
 	if op.security == nil || d.cfg.Credentials == nil {
 		return credentials{}, nil
 	}
+	hostErr := d.checkCredentialHost(target)
 	var first error
 	for _, alt := range op.security {
 		if len(alt) == 0 {
 			return credentials{}, nil // anonymous access is allowed
+		}
+		if hostErr != nil {
+			if first == nil {
+				first = hostErr
+			}
+			continue
 		}
 		c, err := d.satisfy(ctx, alt)
 		if err == nil {
@@ -73,7 +126,11 @@ func (d *ToolDriver) satisfy(ctx context.Context, alt []schemeUse) (credentials,
 		default:
 			return credentials{}, fmt.Errorf("security scheme %q has type %q, which the driver does not support", use.name, s.Type)
 		}
-		token, err := d.cfg.Credentials.Token(ctx, use.name)
+		scope, err := d.scopeFor(ctx, use.name)
+		if err != nil {
+			return credentials{}, err
+		}
+		token, err := d.cfg.Credentials.Token(ctx, scope)
 		if err != nil {
 			var ch *auth.Challenge
 			if errors.As(err, &ch) {
@@ -87,7 +144,7 @@ func (d *ToolDriver) satisfy(ctx context.Context, alt []schemeUse) (credentials,
 		if strings.ContainsAny(token, "\r\n\x00") {
 			return credentials{}, fmt.Errorf("credential for security scheme %q contains a line break or NUL and cannot be sent", use.name)
 		}
-		c.secrets = append(c.secrets, token, url.QueryEscape(token))
+		c.secrets = append(c.secrets, secretForms(token)...)
 		switch typ {
 		case "apikey":
 			if s.Name == "" {
@@ -117,7 +174,9 @@ func (d *ToolDriver) satisfy(ctx context.Context, alt []schemeUse) (credentials,
 				} else if dec, err := base64.StdEncoding.DecodeString(token); err == nil {
 					plain = string(dec)
 				}
-				c.secrets = append(c.secrets, basicSecrets(enc, plain)...)
+				for _, sec := range basicSecrets(enc, plain) {
+					c.secrets = append(c.secrets, secretForms(sec)...)
+				}
 				c.header.Set("Authorization", "Basic "+enc)
 			default:
 				c.header.Set("Authorization", s.Scheme+" "+token)
@@ -186,19 +245,74 @@ func (r redactor) cut(s string, n int) int {
 	return end
 }
 
-// sensitiveHeaderSecrets returns the values of configured headers whose names
-// suggest credentials, to be removed from results and errors.
-func sensitiveHeaderSecrets(h map[string]string) []string {
+// plainHeaders are configured headers whose values are not secret (content
+// negotiation and caching); the values of every other configured header are.
+var plainHeaders = []string{"accept", "accept-encoding", "accept-language", "content-type", "user-agent", "cache-control", "pragma"}
+
+// headerSecrets returns the values of configured headers, to be removed from
+// results and errors: an operator who pins a header (X-Tenant, X-Signature,
+// Authorization) pins something the model should not learn from an echo. The
+// values of the plainHeaders are left alone.
+func headerSecrets(h map[string]string) []string {
 	var out []string
 	for name, v := range h {
-		n := strings.ToLower(name)
-		for _, w := range []string{"auth", "key", "token", "secret", "session", "password", "cookie", "signature"} {
-			if strings.Contains(n, w) {
-				out = append(out, v)
-				if _, after, ok := strings.Cut(v, " "); ok {
-					out = append(out, after) // "Bearer xyz": xyz alone too
-				}
-				break
+		if slices.Contains(plainHeaders, strings.ToLower(name)) {
+			continue
+		}
+		out = append(out, v)
+		if _, after, ok := strings.Cut(v, " "); ok {
+			out = append(out, after) // "Bearer xyz": xyz alone too
+		}
+	}
+	return out
+}
+
+// baseQuerySecrets returns the query values of the operator's BaseURL (a
+// signature, a tenant, a key), to be removed from results and errors.
+func baseQuerySecrets(u *url.URL) []string {
+	if u == nil {
+		return nil
+	}
+	var out []string
+	for _, vs := range u.Query() {
+		out = append(out, vs...)
+	}
+	return out
+}
+
+// secretForms returns s and the forms a server may echo it in: percent-encoded
+// (query, path, every byte in either hex case), in upper and lower case, JSON
+// escaped (with HTML escapes and "\/"), and base64 (standard and URL alphabets,
+// padded and raw) of s and of "Bearer "+s, plus the part of s's base64 that is
+// the same wherever s stands inside a longer base64 text.
+func secretForms(s string) []string {
+	if len(s) < minSecretLen {
+		return []string{s}
+	}
+	out := []string{s, url.QueryEscape(s), url.PathEscape(s), strings.ToUpper(s), strings.ToLower(s)}
+	var up, low strings.Builder
+	for i := 0; i < len(s); i++ {
+		fmt.Fprintf(&up, "%%%02X", s[i])
+		fmt.Fprintf(&low, "%%%02x", s[i])
+	}
+	out = append(out, up.String(), low.String())
+	if b, err := json.Marshal(s); err == nil {
+		j := string(b[1 : len(b)-1])
+		out = append(out, j, strings.ReplaceAll(j, "/", `\/`))
+	}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
+		out = append(out, enc.EncodeToString([]byte(s)), enc.EncodeToString([]byte("Bearer "+s)))
+	}
+	// Inside a longer text s starts at offset 0, 1 or 2 of a 3-byte group; the
+	// characters that encode only bytes of s are the same wherever the text is.
+	for k := range 3 {
+		padded := append(make([]byte, k), s...)
+		for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+			e := enc.EncodeToString(padded)
+			lead := (k*8 + 5) / 6                    // characters that mix in bytes before s
+			tail := len(e) - (len(padded) / 3 * 4)   // characters of the last, partial group
+			if end := len(e) - tail; end-lead >= 8 { // long enough not to match by chance
+				out = append(out, e[lead:end])
 			}
 		}
 	}
@@ -303,4 +417,38 @@ func effectivePort(u *url.URL) string {
 		return "443"
 	}
 	return "80"
+}
+
+// checkPinned refuses a request whose query changes a parameter the base URL
+// fixes (a signature, a tenant): the model must not repeat a key the operator
+// pinned in Config.BaseURL. query is the request's query after the arguments.
+func (op *operation) checkPinned(query url.Values) error {
+	if op.base == nil || op.base.RawQuery == "" {
+		return nil
+	}
+	for k, vs := range op.base.Query() {
+		if !slices.Equal(query[k], vs) {
+			return op.argError("the query parameter %q is fixed by the driver's base URL and cannot be set by an argument; leave it out", k)
+		}
+	}
+	return nil
+}
+
+// checkPaths refuses a document whose path templates hold dot segments ("." or
+// "..", also percent-encoded): a server that normalises the path would send such
+// an operation outside the API's base path (/v1/../admin).
+func checkPaths(paths []string) error {
+	for _, p := range paths {
+		for _, seg := range strings.Split(p, "/") {
+			dec, err := url.PathUnescape(seg)
+			if err != nil {
+				dec = seg
+			}
+			dec = strings.TrimSpace(dec)
+			if dec == "." || dec == ".." || strings.Contains(dec, "\\") {
+				return fmt.Errorf("the path template %q has the segment %q; dot segments and backslashes would leave the API's base path, so the document is refused (remove or rename that path)", p, seg)
+			}
+		}
+	}
+	return nil
 }

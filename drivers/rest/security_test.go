@@ -29,6 +29,13 @@ var secrets = map[string]string{
 	"oidc":      "oidc-secret-6",
 }
 
+// schemeScopes binds each scheme of the security fixture to the scope of the
+// same name, as an operator does with Config.Scopes.
+var schemeScopes = map[string]string{
+	"headerKey": "headerKey", "queryKey": "queryKey", "cookieKey": "cookieKey", "bearer": "bearer",
+	"basic": "basic", "oauth": "oauth", "oidc": "oidc", "nowhere": "nowhere",
+}
+
 // recordingProvider serves tokens from a map and records the scopes asked.
 type recordingProvider struct {
 	tokens map[string]string
@@ -55,7 +62,7 @@ func (p *recordingProvider) scopes() []string {
 func securityAPI(t *testing.T, creds auth.CredentialProvider, respond http.HandlerFunc) (*apiServer, *ToolDriver) {
 	t.Helper()
 	api := newAPI(t, respond)
-	td := mustToolDriver(t, Config{Spec: fixture(t, "security.yaml"), BaseURL: api.URL, Credentials: creds})
+	td := mustToolDriver(t, Config{Spec: fixture(t, "security.yaml"), BaseURL: api.URL, Scopes: schemeScopes, Credentials: creds})
 	return api, td
 }
 
@@ -181,7 +188,7 @@ func TestChallengeTravelsUp(t *testing.T) {
 		t.Fatalf("error = %#v, want the provider's challenge itself", err)
 	}
 
-	d, err := New(Config{Spec: fixture(t, "security.yaml"), BaseURL: api.URL, Credentials: p}, mcs.WithMiddleware(auth.New()))
+	d, err := New(Config{Spec: fixture(t, "security.yaml"), BaseURL: api.URL, Scopes: schemeScopes, Credentials: p}, mcs.WithMiddleware(auth.New()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,14 +239,16 @@ func TestCredentialsNeverLeak(t *testing.T) {
 		// The password in BaseURL is sent as basic authentication when no
 		// scheme sets Authorization.
 		base := strings.Replace(api.URL, "http://", "http://user:pw-secret-8@", 1)
-		td := mustToolDriver(t, Config{Spec: fixture(t, "security.yaml"), BaseURL: base, Credentials: auth.NewStaticProvider(secrets), Headers: headers})
+		td := mustToolDriver(t, Config{Spec: fixture(t, "security.yaml"), BaseURL: base, Scopes: schemeScopes, Credentials: auth.NewStaticProvider(secrets), Headers: headers})
 		for _, tool := range tools {
 			res, err := td.ExecuteTool(context.Background(), tool, nil)
 			text := fmt.Sprint(res, err)
 			if l := leaks(text); l != nil {
 				t.Errorf("status %d, %s: the output shows %q:\n%s", status, tool, l, text)
 			}
-			if !strings.Contains(text, redacted) || !strings.Contains(text, "mcs-client") {
+			// Every configured header value is a secret (X-Client too); the
+			// rest of the echo is kept.
+			if !strings.Contains(text, redacted) || strings.Contains(text, "mcs-client") || !strings.Contains(text, "Go-http-client") {
 				t.Errorf("status %d, %s: want the echo with credentials replaced by %s:\n%s", status, tool, redacted, text)
 			}
 		}
@@ -251,7 +260,7 @@ func TestCredentialsNeverLeak(t *testing.T) {
 	})
 	td := mustToolDriver(t, Config{
 		Spec: fixture(t, "security.yaml"), BaseURL: "http://user:pw-secret-8@api.test",
-		Credentials: auth.NewStaticProvider(secrets), HTTPClient: &http.Client{Transport: failing},
+		Scopes: schemeScopes, Credentials: auth.NewStaticProvider(secrets), HTTPClient: &http.Client{Transport: failing},
 	})
 	for _, tool := range tools {
 		_, err := td.ExecuteTool(context.Background(), tool, nil)
@@ -273,7 +282,7 @@ func TestCredentialAcrossTheCut(t *testing.T) {
 	for _, token := range []string{"bearer-secret-4", strings.Repeat("jwt.", 5000)} {
 		td := mustToolDriver(t, Config{
 			Spec: fixture(t, "security.yaml"), BaseURL: api.URL, MaxResponseBytes: 20,
-			Credentials: auth.NewStaticProvider(map[string]string{"bearer": token}),
+			Scopes: schemeScopes, Credentials: auth.NewStaticProvider(map[string]string{"bearer": token}),
 		})
 		res, err := td.ExecuteTool(context.Background(), "withBearer", nil)
 		if err != nil {
@@ -316,7 +325,7 @@ func TestPartialCredentialAfterTheCut(t *testing.T) {
 			})
 			td := mustToolDriver(t, Config{
 				Spec: fixture(t, "security.yaml"), BaseURL: api.URL, MaxResponseBytes: tc.max,
-				Credentials: auth.NewStaticProvider(map[string]string{"bearer": token}),
+				Scopes: schemeScopes, Credentials: auth.NewStaticProvider(map[string]string{"bearer": token}),
 			})
 			res, err := td.ExecuteTool(context.Background(), "withBearer", nil)
 			if got := fmt.Sprint(res, err); !strings.Contains(got, tc.want) || strings.Contains(got, token[:4]) {
@@ -372,7 +381,7 @@ func TestBasicPasswordNotEchoed(t *testing.T) {
 	for _, token := range []string{"ann:pa55word", base64.StdEncoding.EncodeToString([]byte("ann:pa55word"))} {
 		td := mustToolDriver(t, Config{
 			Spec: fixture(t, "security.yaml"), BaseURL: api.URL,
-			Credentials: auth.NewStaticProvider(map[string]string{"basic": token}),
+			Scopes: schemeScopes, Credentials: auth.NewStaticProvider(map[string]string{"basic": token}),
 		})
 		res, err := td.ExecuteTool(context.Background(), "withBasic", nil)
 		if err != nil || res != want {
@@ -403,7 +412,7 @@ func TestStatusLineRedacted(t *testing.T) {
 		})
 		td := mustToolDriver(t, Config{
 			Spec: fixture(t, "security.yaml"), BaseURL: "http://api.test", HTTPClient: &http.Client{Transport: rt},
-			Credentials: auth.NewStaticProvider(secrets),
+			Scopes: schemeScopes, Credentials: auth.NewStaticProvider(secrets),
 		})
 		res, err := td.ExecuteTool(context.Background(), "withBearer", nil)
 		if err != nil || res != tc.want {

@@ -120,7 +120,9 @@ func (e *OAuthError) refused() bool {
 //     cannot be read) the error is returned and the refresh token is kept for the
 //     next call.
 //  3. Without a pending device authorization, one is started (one request) and a
-//     *[Challenge] is returned: the verification URL (verification_uri_complete
+//     *[Challenge] is returned: the verification URL (https only, without user
+//     info, an ASCII host; its message names the host plainly and flags a
+//     punycode name; verification_uri_complete
 //     when the server sends one), the user code and the scope.
 //  4. With a pending authorization, the token endpoint is polled once, but not
 //     before the server's interval has passed since the last request (RFC 8628
@@ -421,6 +423,7 @@ func (p *DeviceFlowProvider) start(ctx context.Context, scope string, st *flowSt
 	if complete {
 		msg = fmt.Sprintf("To grant access to %q, open %s and confirm the code %s, then ask again.", scope, link, da.UserCode)
 	}
+	msg += hostNotice(link)
 	pa.challenge = Challenge{Message: msg, URL: link, Code: da.UserCode, Scope: scope}
 	st.pending = pa
 	p.log.Info("auth: device authorization started", "scope", scope, "url", link, "interval", interval)
@@ -613,8 +616,11 @@ func checkDeviceAuth(da *answer) error {
 	return nil
 }
 
-// checkURL accepts an absolute http(s) URL of reasonable length that a person can
-// read as it is: no spaces, no invisible or direction-changing characters.
+// checkURL accepts an absolute https URL of reasonable length that a person can
+// read as it is: no spaces, no invisible or direction-changing characters, no
+// user info (https://accounts.example.com@evil.example/ goes to evil.example) and
+// a host in ASCII (an internationalised name must come in its punycode form,
+// which the challenge then flags).
 func checkURL(s string) error {
 	if len(s) > 2048 {
 		return errors.New("is longer than 2048 bytes")
@@ -623,10 +629,41 @@ func checkURL(s string) error {
 		return errors.New("holds spaces or invisible characters")
 	}
 	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return errors.New("is not an absolute http or https URL")
+	if err != nil || u.Host == "" || u.Opaque != "" {
+		return errors.New("is not an absolute https URL")
+	}
+	if !strings.EqualFold(u.Scheme, "https") {
+		return fmt.Errorf("uses %q; only https verification URLs are accepted", u.Scheme)
+	}
+	if u.User != nil || strings.Contains(u.Host, "@") {
+		return errors.New("holds user info before its host (name@host), which hides where it leads")
+	}
+	host := u.Hostname()
+	if strings.ContainsFunc(host, func(r rune) bool { return r > unicode.MaxASCII }) {
+		return errors.New("has a host with non-ASCII characters, which can imitate another site")
+	}
+	if host == "" || strings.ContainsAny(host, "\\%") {
+		return errors.New("has no readable host")
 	}
 	return nil
+}
+
+// hostNotice names the host of the verification URL s (checked by checkURL)
+// plainly, and flags punycode labels (xn--...): the same letters in another
+// script can imitate a familiar name.
+func hostNotice(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return ""
+	}
+	host := strings.ToLower(u.Hostname())
+	n := fmt.Sprintf(" The page is on the site %s.", host)
+	for _, label := range strings.Split(host, ".") {
+		if strings.HasPrefix(label, "xn--") {
+			return n + " Warning: that name is an internationalised domain name in punycode (xn--); check that it is the site you expect before you enter the code."
+		}
+	}
+	return n
 }
 
 // redact replaces every non-empty secret in s.

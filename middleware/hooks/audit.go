@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcs-go/mcs"
 	"github.com/mcs-go/mcs/internal/clone"
 	"github.com/mcs-go/mcs/internal/textcut"
 )
@@ -37,13 +38,17 @@ const Redacted = "[REDACTED]"
 const DefaultMaxValueLen = 256
 
 // DefaultRedactKeys returns the key fragments whose arguments audit trails redact
-// unless [WithRedactKeys] says otherwise: password, passwd, secret, token, api_key,
-// apikey, authorization, cookie, credential and private_key. The slice is a new
-// copy on every call.
+// unless [WithRedactKeys] says otherwise: password, passwd, pwd, pass, secret,
+// token, api_key, apikey, api.key, access_key, auth (so authorization and
+// x-auth-token), bearer, jwt, cookie, session_id, sessionid, credential, private_key
+// and signature. Fragments match anywhere in a key, so some harmless keys are
+// redacted too ("author", "compass"): a record that says too little is the safer
+// mistake. The slice is a new copy on every call.
 func DefaultRedactKeys() []string {
 	return []string{
-		"password", "passwd", "secret", "token", "api_key", "apikey",
-		"authorization", "cookie", "credential", "private_key",
+		"password", "passwd", "pwd", "pass", "secret", "token", "api_key", "apikey", "api.key",
+		"access_key", "auth", "bearer", "jwt", "cookie", "session_id", "sessionid",
+		"credential", "private_key", "signature",
 	}
 }
 
@@ -52,9 +57,13 @@ type AuditOption func(*auditConfig)
 
 // WithRedactKeys replaces the key fragments whose arguments are redacted. A key is
 // redacted, at any depth of the arguments, when its normalised form (lower case,
-// "-" and " " turned into "_") contains a normalised fragment: "token" covers
-// "access_token" and "X-Refresh-Token". To extend the defaults, pass
-// append(DefaultRedactKeys(), more...). Empty fragments are ignored.
+// without "_", "-", "." and spaces) contains a normalised fragment: "token" covers
+// "access_token" and "X-Refresh-Token", "api_key" covers "apiKey" and "api.key".
+// The same names are recognised inside string values and errors ("Authorization:
+// Bearer x", "?token=x", "API_KEY=x", "\"password\":\"x\"") and in name/value pair
+// lists ([{"name": "Authorization", "value": "x"}], [["token", "x"]]). To extend
+// the defaults, pass append(DefaultRedactKeys(), more...). Empty fragments are
+// ignored.
 func WithRedactKeys(keys ...string) AuditOption {
 	return func(c *auditConfig) {
 		c.redact = c.redact[:0]
@@ -89,7 +98,7 @@ func newAuditConfig(opts []AuditOption) *auditConfig {
 	return c
 }
 
-var keyReplacer = strings.NewReplacer("-", "_", " ", "_")
+var keyReplacer = strings.NewReplacer("-", "", "_", "", " ", "", ".", "")
 
 func normaliseKey(k string) string {
 	return keyReplacer.Replace(strings.ToLower(strings.TrimSpace(k)))
@@ -109,10 +118,11 @@ func (c *auditConfig) sensitive(key string) bool {
 type auditRecord struct {
 	start    time.Time
 	tool     string
+	info     mcs.CallInfo   // zero when the context carries none
 	args     map[string]any // redacted and cut
 	duration time.Duration
 	outcome  string
-	err      string
+	err      string // redacted and cut
 }
 
 func (c *auditConfig) record(ctx context.Context, name string, args map[string]any, result any, err error) auditRecord {
@@ -122,13 +132,17 @@ func (c *auditConfig) record(ctx context.Context, name string, args map[string]a
 		start = now
 	}
 	r := auditRecord{start: start, tool: name, duration: now.Sub(start), outcome: OutcomeOK}
-	r.args, _ = c.sanitise(args, 0).(map[string]any)
+	r.info, _ = mcs.CallInfoFromContext(ctx)
+	var known []string
+	r.args, _ = c.sanitise(args, 0, &known).(map[string]any)
 	if r.args == nil {
 		r.args = map[string]any{}
 	}
 	switch {
 	case err != nil:
-		r.outcome, r.err = OutcomeError, err.Error()
+		// An upstream error may echo the request: remove the call's own secrets
+		// from it, and the secrets it carries in other spellings, then cut it.
+		r.outcome, r.err = OutcomeError, c.clean(err.Error(), known)
 	case isDenial(result):
 		r.outcome = OutcomeDenied
 	}
@@ -142,10 +156,12 @@ func isDenial(result any) bool {
 	return ok && m["permission_denied"] == true
 }
 
-// sanitise returns a copy of v with sensitive keys redacted and long strings cut.
-// Maps with string keys become map[string]any, slices []any, raw JSON is decoded and
-// other bytes are replaced by their length.
-func (c *auditConfig) sanitise(v any, depth int) any {
+// sanitise returns a copy of v with sensitive keys redacted, the secrets inside
+// strings removed and long strings cut. Maps with string keys become
+// map[string]any, slices []any, raw JSON is decoded and other bytes are replaced
+// by their length. The string values it redacts are appended to known, so that
+// they can be removed from the call's error.
+func (c *auditConfig) sanitise(v any, depth int, known *[]string) any {
 	if depth > clone.MaxDepth {
 		return "[too deep]"
 	}
@@ -153,32 +169,43 @@ func (c *auditConfig) sanitise(v any, depth int) any {
 	case nil:
 		return nil
 	case string:
-		return c.cut(x)
+		return c.clean(x, nil)
 	case map[string]any:
 		if x == nil {
 			return nil
 		}
+		pair, isPair := pairName(x)
+		isPair = isPair && c.sensitive(pair)
 		out := make(map[string]any, len(x))
 		for k, e := range x {
-			if c.sensitive(k) {
+			if c.sensitive(k) || (isPair && slices.Contains(pairValueKeys, k)) {
 				out[k] = Redacted
+				c.remember(e, known)
 			} else {
-				out[k] = c.sanitise(e, depth+1)
+				out[k] = c.sanitise(e, depth+1, known)
 			}
 		}
 		return out
 	case []any:
 		out := make([]any, len(x))
+		if len(x) == 2 { // ["Authorization", "Bearer x"]
+			if name, ok := x[0].(string); ok && c.sensitive(name) {
+				out[0] = c.cut(name)
+				out[1] = Redacted
+				c.remember(x[1], known)
+				return out
+			}
+		}
 		for i, e := range x {
-			out[i] = c.sanitise(e, depth+1)
+			out[i] = c.sanitise(e, depth+1, known)
 		}
 		return out
 	case json.RawMessage:
 		var decoded any
 		if json.Unmarshal(x, &decoded) != nil {
-			return c.cut(string(x))
+			return c.clean(string(x), nil)
 		}
-		return c.sanitise(decoded, depth)
+		return c.sanitise(decoded, depth, known)
 	case []byte:
 		return fmt.Sprintf("[%d bytes]", len(x))
 	case json.Number, bool, float64, int:
@@ -190,27 +217,59 @@ func (c *auditConfig) sanitise(v any, depth int) any {
 		if rv.Type().Key().Kind() != reflect.String || rv.IsNil() {
 			return v
 		}
-		out := make(map[string]any, rv.Len())
+		m := make(map[string]any, rv.Len())
 		for it := rv.MapRange(); it.Next(); {
-			k := it.Key().String()
-			if c.sensitive(k) {
-				out[k] = Redacted
-			} else {
-				out[k] = c.sanitise(it.Value().Interface(), depth+1)
-			}
+			m[it.Key().String()] = it.Value().Interface()
 		}
-		return out
+		return c.sanitise(m, depth, known)
 	case reflect.Slice, reflect.Array:
 		if rv.Type().Elem().Kind() == reflect.Uint8 { // named byte slices and arrays
 			return fmt.Sprintf("[%d bytes]", rv.Len())
 		}
-		out := make([]any, rv.Len())
+		s := make([]any, rv.Len())
 		for i := range rv.Len() {
-			out[i] = c.sanitise(rv.Index(i).Interface(), depth+1)
+			s[i] = rv.Index(i).Interface()
 		}
-		return out
+		return c.sanitise(s, depth, known)
+	case reflect.String: // a named string type
+		return c.sanitise(rv.String(), depth, known)
 	}
 	return v
+}
+
+// remember appends the strings of a redacted value to known.
+func (c *auditConfig) remember(v any, known *[]string) {
+	switch x := v.(type) {
+	case string:
+		*known = append(*known, x)
+		if _, after, ok := strings.Cut(x, " "); ok { // "Bearer xyz": xyz alone too
+			*known = append(*known, after)
+		}
+	case []any:
+		for _, e := range x {
+			c.remember(e, known)
+		}
+	case map[string]any:
+		for _, e := range x {
+			c.remember(e, known)
+		}
+	}
+}
+
+// scrubSlack is how far past the cut clean looks for secrets, so that one that
+// straddles the cut is removed whole.
+const scrubSlack = 1024
+
+// clean removes the secrets in s (see scrub) and cuts it. Only the part that can
+// be shown, and scrubSlack bytes after it, is searched, so a long value costs no
+// more than a short one.
+func (c *auditConfig) clean(s string, known []string) string {
+	if c.maxLen <= 0 || len(s) <= c.maxLen+scrubSlack {
+		return c.cut(c.scrub(s, known))
+	}
+	head := c.scrub(textcut.Prefix(s, c.maxLen+scrubSlack), known)
+	p := textcut.Prefix(head, c.maxLen)
+	return fmt.Sprintf("%s…(%d more bytes)", p, len(s)-c.maxLen)
 }
 
 // cut shortens s to at most maxLen bytes on a rune boundary and says how much was
@@ -225,10 +284,14 @@ func (c *auditConfig) cut(s string) string {
 
 // SlogAudit returns hooks that log one record per call to logger (nil means
 // [slog.Default] at the time of the call). The record has the message "tool call"
-// and the attributes tool, args (a group of the redacted arguments, keys sorted,
-// long strings cut; an empty group is left out by the handlers of log/slog),
-// duration (measured from [CallStart]), outcome ([OutcomeOK], [OutcomeError] or
-// [OutcomeDenied]) and, for a failed call, error. Successful calls log at
+// and the attributes tool; driver, label and call_id from the call's
+// [mcs.CallInfo] (the driver's Meta.ID, the orchestrator label, the provider's
+// call id; each left out when empty); args (a group of the redacted arguments,
+// keys sorted, long strings cut; an empty group is left out by the handlers of
+// log/slog); duration (measured from [CallStart]); outcome ([OutcomeOK],
+// [OutcomeError] or [OutcomeDenied]) and, for a failed call, error, redacted and cut
+// like the arguments (the secrets of the call's own arguments are removed from it
+// too, for upstream errors that echo the request). Successful calls log at
 // [slog.LevelInfo], denied and failed calls at [slog.LevelWarn]. Results are not
 // logged.
 //
@@ -246,12 +309,22 @@ func SlogAudit(logger *slog.Logger, opts ...AuditOption) Set {
 		if r.outcome != OutcomeOK {
 			level = slog.LevelWarn
 		}
-		attrs := []slog.Attr{
-			slog.String("tool", r.tool),
-			{Key: "args", Value: slog.GroupValue(groupAttrs(r.args)...)},
+		attrs := make([]slog.Attr, 0, 8)
+		attrs = append(attrs, slog.String("tool", r.tool))
+		if r.info.Driver.ID != "" {
+			attrs = append(attrs, slog.String("driver", r.info.Driver.ID))
+		}
+		if r.info.Label != "" {
+			attrs = append(attrs, slog.String("label", r.info.Label))
+		}
+		if r.info.CallID != "" {
+			attrs = append(attrs, slog.String("call_id", r.info.CallID))
+		}
+		attrs = append(attrs,
+			slog.Attr{Key: "args", Value: slog.GroupValue(groupAttrs(r.args)...)},
 			slog.Duration("duration", r.duration),
 			slog.String("outcome", r.outcome),
-		}
+		)
 		if r.err != "" {
 			attrs = append(attrs, slog.String("error", r.err))
 		}
@@ -287,9 +360,11 @@ func groupAttrs(m map[string]any) []slog.Attr {
 }
 
 // AuditFile is an append-only audit trail in the JSON Lines format: one JSON object
-// per call and line, with the fields time (start of the call, RFC 3339), tool, args
-// (redacted, long strings cut), duration_ms, outcome ([OutcomeOK], [OutcomeError]
-// or [OutcomeDenied]) and, for a failed call, error. Results are not recorded.
+// per call and line, with the fields time (start of the call, RFC 3339), tool,
+// driver, label and call_id (from the call's [mcs.CallInfo]; left out when
+// empty), args (redacted, long strings cut), duration_ms, outcome ([OutcomeOK],
+// [OutcomeError] or [OutcomeDenied]) and, for a failed call, error (redacted and
+// cut like the arguments). Results are not recorded.
 //
 // Install its hooks with [AuditFile.Hooks]. Hooks cannot report errors, so a
 // failed write is kept and reported by [AuditFile.Err] and [AuditFile.Close]. Each
@@ -332,6 +407,9 @@ func OpenAuditFile(path string, opts ...AuditOption) (*AuditFile, error) {
 type auditLine struct {
 	Time       time.Time      `json:"time"`
 	Tool       string         `json:"tool"`
+	Driver     string         `json:"driver,omitempty"`
+	Label      string         `json:"label,omitempty"`
+	CallID     string         `json:"call_id,omitempty"`
 	Args       map[string]any `json:"args"`
 	DurationMS float64        `json:"duration_ms"`
 	Outcome    string         `json:"outcome"`
@@ -355,6 +433,9 @@ func (a *AuditFile) write(r auditRecord) {
 	line := auditLine{
 		Time:       r.start.UTC(),
 		Tool:       r.tool,
+		Driver:     r.info.Driver.ID,
+		Label:      r.info.Label,
+		CallID:     r.info.CallID,
 		Args:       r.args,
 		DurationMS: float64(r.duration) / float64(time.Millisecond),
 		Outcome:    r.outcome,

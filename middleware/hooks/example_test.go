@@ -72,8 +72,8 @@ func ExampleSlogAudit() {
 		`{"tool":"write_file","arguments":{"path":"notes.txt","api_key":"sk-123"}}`)
 	d.ProcessLLMResponse(context.Background(), `{"tool":"fail","arguments":{}}`)
 	// Output:
-	// level=INFO msg="tool call" tool=write_file args.api_key=[REDACTED] args.path=notes.txt outcome=ok
-	// level=WARN msg="tool call" tool=fail outcome=error error="disk on fire"
+	// level=INFO msg="tool call" tool=write_file driver=fake args.api_key=[REDACTED] args.path=notes.txt outcome=ok
+	// level=WARN msg="tool call" tool=fail driver=fake outcome=error error="disk on fire"
 }
 
 // A JSON-lines audit file: one line per call, appended, synced on Close.

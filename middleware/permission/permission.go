@@ -1,8 +1,9 @@
 // Package permission asks for consent before a driver runs a tool, and fails
 // closed.
 //
-// The [Middleware] first checks its policy rules ([Allow], [Deny]; glob patterns on
-// the tool name, first match wins). A call that no rule matches goes to the consent
+// The [Middleware] first checks its policy rules ([Allow], [Deny], [ReadOnly];
+// case-insensitive glob patterns on the tool name or on "label:tool", first match
+// wins; see [Rule]). A call that no rule matches goes to the consent
 // handler, a [ConsentFunc] such as the terminal prompt [Prompt]. When the call is
 // denied, by a rule or by the user, the tool does not run and the call returns the
 // in-band result
@@ -27,8 +28,11 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"strings"
 	"sync/atomic"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/mcs-go/mcs"
 	"github.com/mcs-go/mcs/internal/clone"
@@ -49,12 +53,33 @@ const Capability mcs.Capability = "consent"
 // Middleware may be called concurrently.
 type ConsentFunc func(ctx context.Context, name string, args map[string]any) (bool, error)
 
-// Rule is a policy rule: a glob pattern on the whole tool name, in the syntax of
-// [path.Match], and whether a matching call is allowed or denied. Build rules with
-// [Allow] and [Deny].
+// Rule is a policy rule: whether matching calls are allowed or denied. Build
+// rules with [Allow], [Deny] and [ReadOnly].
+//
+// A pattern is a glob in the syntax of [path.Match], matched case-insensitively
+// unless the Middleware has [WithExactCase]: the pattern in lower case is matched
+// against the tool name in lower case and in snake case (camel-case boundaries,
+// '-', '.' and spaces as '_'), so Deny("delete_*") also denies DELETE_ALL,
+// DeleteUser and delete-user.
+//
+// Without a colon a pattern matches the tool name as the model sees it, and also
+// every tool part of a namespaced name: the text after each "__" separator. An
+// orchestrator's own middleware sees "files__delete_file" for the tool delete_file
+// of the driver labelled files, and Deny("delete_*") denies it there too.
+//
+// With a colon, "label:tool", the part before the first colon matches the label
+// the call was routed under ([mcs.CallInfo].Label, set by an orchestrator for the
+// chain of the driver it routes to; "" for a driver used on its own) and the part
+// after it matches the tool as above: Allow("files:*") allows every tool of the
+// driver labelled files, in that driver's own middleware. The label comes from the
+// operator's registration, never from a tool name, so a tool cannot claim another
+// driver's label by naming itself "files__x". In an orchestrator's own middleware
+// the call is not routed yet (its Label is that of the orchestrator itself), so
+// there match namespaced names instead ("files__*").
 type Rule struct {
-	pattern string
-	allow   bool
+	pattern  string
+	allow    bool
+	readOnly bool
 }
 
 // Allow returns a rule that runs matching tools without asking, even when no
@@ -65,7 +90,19 @@ func Allow(pattern string) Rule { return Rule{pattern: pattern, allow: true} }
 // the in-band denial result.
 func Deny(pattern string) Rule { return Rule{pattern: pattern} }
 
-// Pattern returns the rule's glob pattern.
+// ReadOnly returns a rule that runs, without asking, the tools whose definition
+// says they only read ([mcs.CallInfo].Tool.Annotations.ReadOnly); it does not
+// match any other call, so "reads run, everything else is asked" is
+//
+//	permission.New(ask, permission.WithRules(permission.ReadOnly()))
+//
+// Annotations are the driver's claim about its tools: the drivers of this module
+// derive them from the tool (REST from the HTTP method), but a driver that relays
+// another party's tools (an MCP server) relays that party's claim. Put Deny rules
+// for tools you never want run before ReadOnly.
+func ReadOnly() Rule { return Rule{allow: true, readOnly: true} }
+
+// Pattern returns the rule's glob pattern; "" for [ReadOnly].
 func (r Rule) Pattern() string { return r.pattern }
 
 // Allows reports whether the rule allows (true) or denies (false) matching tools.
@@ -73,7 +110,10 @@ func (r Rule) Allows() bool { return r.allow }
 
 // String returns the rule as Go code, such as Allow("read_*").
 func (r Rule) String() string {
-	if r.allow {
+	switch {
+	case r.readOnly:
+		return "ReadOnly()"
+	case r.allow:
 		return fmt.Sprintf("Allow(%q)", r.pattern)
 	}
 	return fmt.Sprintf("Deny(%q)", r.pattern)
@@ -84,11 +124,125 @@ func (r Rule) String() string {
 // reason [ReasonInvalidRule]. Validate lets rules read from configuration be
 // checked up front.
 func (r Rule) Validate() error {
-	if _, err := path.Match(r.pattern, ""); err != nil {
-		return fmt.Errorf("permission: rule %s: %w; see path.Match for the pattern syntax", r, err)
+	if r.readOnly {
+		return nil
+	}
+	label, tool, _ := strings.Cut(r.pattern, ":")
+	for _, p := range []string{label, tool} {
+		if _, err := path.Match(p, ""); err != nil {
+			return fmt.Errorf("permission: rule %s: %w; see path.Match for the pattern syntax", r, err)
+		}
 	}
 	return nil
 }
+
+// compiledRule is a Rule prepared for matching.
+type compiledRule struct {
+	Rule
+	label    string // label pattern; "" when the rule has no colon
+	tool     string // tool pattern
+	hasLabel bool
+}
+
+func compile(r Rule, exact bool) compiledRule {
+	c := compiledRule{Rule: r}
+	p := r.pattern
+	if !exact {
+		p = strings.ToLower(p)
+	}
+	if l, t, ok := strings.Cut(p, ":"); ok {
+		c.label, c.tool, c.hasLabel = l, t, true
+	} else {
+		c.tool = p
+	}
+	return c
+}
+
+// match reports whether the rule matches the call described by info whose tool
+// name is spelled as names (names[0] is the name called, folded when the match is
+// case-insensitive; label too).
+func (c *compiledRule) match(names [2]string, label string, info mcs.CallInfo) (bool, error) {
+	if c.readOnly {
+		a := info.Tool.Annotations
+		// The definition must be that of the tool called: a middleware before this
+		// one may have rewritten the name.
+		return a != nil && a.ReadOnly && info.Tool.Name != "" && strings.EqualFold(info.Tool.Name, names[0]), nil
+	}
+	if c.hasLabel {
+		ok, err := path.Match(c.label, label)
+		if err != nil || !ok {
+			return false, err
+		}
+	}
+	for _, n := range names {
+		if n == "" {
+			break
+		}
+		if ok, err := matchTool(c.tool, n); err != nil || ok {
+			return ok, err
+		}
+	}
+	return false, nil
+}
+
+// spellings returns the spellings of name a case-insensitive rule is matched
+// against: name in lower case and, when different, in snake case (DeleteUser and
+// delete-user as delete_user; "" otherwise), so that Deny("delete_*") cannot be
+// sidestepped by the way a tool's name is written. A name already in lower snake
+// case costs nothing.
+func spellings(name string) [2]string {
+	lower := strings.ToLower(name)
+	if !strings.ContainsFunc(name, func(r rune) bool { return r == '-' || r == '.' || r == ' ' || unicode.IsUpper(r) }) {
+		return [2]string{lower}
+	}
+	var b strings.Builder
+	b.Grow(len(name) + 4)
+	var prev rune
+	for i, r := range name {
+		switch {
+		case r == '-' || r == '.' || r == ' ':
+			b.WriteByte('_')
+			prev = r
+			continue
+		case unicode.IsUpper(r) && i > 0:
+			next, _ := utf8.DecodeRuneInString(name[i+utf8.RuneLen(r):])
+			if unicode.IsLower(prev) || unicode.IsDigit(prev) || (unicode.IsUpper(prev) && unicode.IsLower(next)) {
+				b.WriteByte('_')
+			}
+		}
+		b.WriteRune(unicode.ToLower(r))
+		prev = r
+	}
+	if snake := b.String(); snake != lower {
+		return [2]string{lower, snake}
+	}
+	return [2]string{lower}
+}
+
+// matchTool matches pattern against name and against the text after each "__" in
+// name.
+func matchTool(pattern, name string) (bool, error) {
+	ok, err := path.Match(pattern, name)
+	if err != nil || ok {
+		return ok, err
+	}
+	for rest := name; ; {
+		_, after, found := strings.Cut(rest, separator)
+		if !found {
+			return false, nil
+		}
+		if after != "" {
+			if ok, _ := path.Match(pattern, after); ok {
+				return true, nil
+			}
+		}
+		rest = after
+	}
+}
+
+// separator joins a label and a tool name in a namespaced name (the
+// orchestrator's Separator; this package does not import the orchestrator).
+const separator = "__"
 
 // Reason says why no consent decision could be had.
 type Reason string
@@ -191,6 +345,14 @@ func WithRules(rules ...Rule) Option {
 	return func(m *Middleware) { m.rules = append(m.rules, rules...) }
 }
 
+// WithExactCase makes rule patterns match tool names and labels exactly as
+// written. By default they match case-insensitively and against the snake-case
+// spelling of the name too (see [Rule]), so that a Deny rule cannot be sidestepped
+// by a tool named in another case.
+func WithExactCase() Option {
+	return func(m *Middleware) { m.exact = true }
+}
+
 // Middleware asks for consent before a tool runs. For each call it tries the rules
 // in order: the first matching Allow rule runs the tool, the first matching Deny
 // rule returns the denial result. A call no rule matches goes to the consent
@@ -207,9 +369,11 @@ func WithRules(rules ...Rule) Option {
 // Middleware is safe for concurrent use and may be shared by many drivers; the
 // handler may be replaced at any time with [Middleware.SetConsentHandler].
 type Middleware struct {
-	rules   []Rule
-	timeout time.Duration
-	consent atomic.Pointer[ConsentFunc]
+	rules    []Rule
+	compiled []compiledRule
+	exact    bool
+	timeout  time.Duration
+	consent  atomic.Pointer[ConsentFunc]
 }
 
 var _ mcs.ToolMiddleware = (*Middleware)(nil)
@@ -223,6 +387,10 @@ func New(consent ConsentFunc, opts ...Option) *Middleware {
 		if o != nil {
 			o(m)
 		}
+	}
+	m.compiled = make([]compiledRule, len(m.rules))
+	for i, r := range m.rules {
+		m.compiled[i] = compile(r, m.exact)
 	}
 	m.SetConsentHandler(consent)
 	return m
@@ -245,18 +413,26 @@ func (m *Middleware) Rules() []Rule { return append([]Rule(nil), m.rules...) }
 // OnExecuteTool decides on the call as described on [Middleware] and calls next
 // only when the call is allowed.
 func (m *Middleware) OnExecuteTool(ctx context.Context, name string, args map[string]any, next mcs.CallNext) (any, error) {
-	for _, r := range m.rules {
-		ok, err := path.Match(r.pattern, name)
-		if err != nil {
-			return nil, &ConsentError{Tool: name, Reason: ReasonInvalidRule, Err: fmt.Errorf("rule %s: %w", r, err)}
+	if len(m.compiled) > 0 {
+		info, _ := mcs.CallInfoFromContext(ctx)
+		names, label := [2]string{name}, info.Label
+		if !m.exact {
+			names, label = spellings(name), strings.ToLower(label)
 		}
-		if !ok {
-			continue
+		for i := range m.compiled {
+			r := &m.compiled[i]
+			ok, err := r.match(names, label, info)
+			if err != nil {
+				return nil, &ConsentError{Tool: name, Reason: ReasonInvalidRule, Err: fmt.Errorf("rule %s: %w", r.Rule, err)}
+			}
+			if !ok {
+				continue
+			}
+			if r.allow {
+				return next(ctx, name, args)
+			}
+			return Denied(name, PolicyDeniedMessage(name)), nil
 		}
-		if r.allow {
-			return next(ctx, name, args)
-		}
-		return Denied(name, PolicyDeniedMessage(name)), nil
 	}
 	f := m.consent.Load()
 	if f == nil {

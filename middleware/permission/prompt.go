@@ -14,31 +14,52 @@ import (
 	"unicode"
 	"unicode/utf16"
 
+	"github.com/mcs-go/mcs"
 	"github.com/mcs-go/mcs/internal/clone"
 	"github.com/mcs-go/mcs/internal/textcut"
 )
 
-// Limits of what the prompt shows of the arguments.
+// Limits of the prompt.
 const (
-	promptMaxString = 200 // bytes of a string value
-	promptMaxItems  = 20  // elements of an array
-	maxAnswerLen    = 64  // bytes of an answer line; longer lines are invalid answers
+	// PageBytes and PageLines bound one page of the arguments shown by [Prompt]:
+	// longer arguments are shown a page at a time, after a warning that gives their
+	// full size.
+	PageBytes = 4096
+	PageLines = 40
+
+	maxAnswerLen = 64 // bytes of an answer line; longer lines are invalid answers
 )
 
 // ErrInputClosed is wrapped by the error of a [Prompt] handler whose input ended
 // (or failed) before an answer was read. The call fails closed.
 var ErrInputClosed = errors.New("consent prompt input ended before an answer")
 
-// Prompt returns a ConsentFunc that asks a person on a terminal: it writes the tool
-// name and its arguments to out, as indented JSON with long strings and arrays cut
-// and control characters escaped, and reads a line from in:
+// Prompt returns a ConsentFunc that asks a person on a terminal: it writes the
+// tool, the driver it runs on (label, name and id from the call's [mcs.CallInfo])
+// and its arguments to out, as indented JSON with control characters escaped, and
+// reads a line from in:
 //
 //	y or yes     allow this call
 //	n or no      deny this call
-//	a or always  allow this call and every later call of the same tool, for the
-//	             life of the returned handler
+//	a or always  allow this call and every later call of the same tool on the
+//	             same driver, for the life of the returned handler
+//	m or more    show the next page of the arguments
 //
 // Any other line repeats the question. Answers are case-insensitive.
+//
+// Nothing of the arguments is left out: every key, every element and every byte
+// of every string is shown, so that a command cannot hide a trailing part. When
+// the arguments are longer than one page ([PageBytes] or [PageLines]) a warning
+// gives their full size and the number of pages, the first page is shown, and
+// the question says how many pages are left; "m" shows the next one. An answer
+// may be given before the last page (the question then says that not all of it
+// was seen).
+//
+// "Always" is remembered for the tool of one driver: the driver's id, name and
+// label and the tool's definition must all be the same. A tool of the same name on
+// another driver sharing the middleware, or a tool whose definition changed, is
+// asked about again. Drivers that share the id and name and are not told apart by
+// an orchestrator label are indistinguishable; give them labels.
 //
 // When in ends or fails before an answer, the handler returns an error wrapping
 // [ErrInputClosed], so the call fails closed (it is not reported to the model as a
@@ -62,7 +83,7 @@ type prompter struct {
 	turn chan struct{} // holds a token while a question is shown
 
 	mu      sync.Mutex
-	always  map[string]bool
+	always  map[string]bool // keyed by alwaysKey
 	waiting chan readResult // the question waiting for a line, if any
 	reading bool            // a read of in is in flight
 	readErr error           // set once in has ended or failed
@@ -74,7 +95,9 @@ type readResult struct {
 }
 
 func (p *prompter) consent(ctx context.Context, name string, args map[string]any) (bool, error) {
-	if p.isAlways(name) {
+	info, hasInfo := mcs.CallInfoFromContext(ctx)
+	key := alwaysKey(name, info, hasInfo)
+	if p.isAlways(key) {
 		return true, nil
 	}
 	if ctx.Err() != nil { // never ask about a call that has already ended
@@ -86,10 +109,11 @@ func (p *prompter) consent(ctx context.Context, name string, args map[string]any
 		return false, context.Cause(ctx)
 	}
 	defer func() { <-p.turn }()
-	if p.isAlways(name) { // answered while this call waited for its turn
+	if p.isAlways(key) { // answered while this call waited for its turn
 		return true, nil
 	}
-	if _, err := io.WriteString(p.out, question(name, args)); err != nil {
+	q := newQuestion(name, info, hasInfo, args)
+	if _, err := io.WriteString(p.out, q.first()); err != nil {
 		return false, fmt.Errorf("consent prompt: write question: %w", err)
 	}
 	for {
@@ -107,20 +131,39 @@ func (p *prompter) consent(ctx context.Context, name string, args map[string]any
 			return false, nil
 		case "a", "always":
 			p.mu.Lock()
-			p.always[name] = true
+			p.always[key] = true
 			p.mu.Unlock()
 			return true, nil
+		case "m", "more":
+			if _, err := io.WriteString(p.out, q.next()); err != nil {
+				return false, fmt.Errorf("consent prompt: write question: %w", err)
+			}
+			continue
 		}
-		if _, err := io.WriteString(p.out, "Please answer y (yes), n (no) or a (always allow this tool): "); err != nil {
+		if _, err := io.WriteString(p.out, q.reask()); err != nil {
 			return false, fmt.Errorf("consent prompt: write question: %w", err)
 		}
 	}
 }
 
-func (p *prompter) isAlways(name string) bool {
+func (p *prompter) isAlways(key string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.always[name]
+	return p.always[key]
+}
+
+// alwaysKey identifies a tool of one driver for "always": the driver's id, name
+// and label and the tool's definition (so that a tool whose definition changed is
+// asked about again).
+func alwaysKey(name string, info mcs.CallInfo, hasInfo bool) string {
+	if !hasInfo {
+		return "\x00" + name
+	}
+	def, err := json.Marshal(info.Tool)
+	if err != nil {
+		def = []byte(fmt.Sprint(info.Tool))
+	}
+	return strings.Join([]string{info.Driver.ID, info.Driver.Name, info.Label, name, string(def)}, "\x00")
 }
 
 // readLine waits for the next line of in, or for ctx to end.
@@ -208,94 +251,210 @@ func readLine(r io.Reader) (string, error) {
 	return string(b), nil
 }
 
-// question renders the question for one call.
-func question(name string, args map[string]any) string {
+// question is the text of one consent question: the heading, the arguments in
+// pages, and the line that asks.
+type question struct {
+	head  string
+	pages []string
+	shown int // pages written so far
+	total int // bytes of the rendered arguments
+}
+
+func newQuestion(name string, info mcs.CallInfo, hasInfo bool, args map[string]any) *question {
 	var b strings.Builder
 	b.WriteString("Tool ")
 	b.WriteString(strconv.Quote(name))
+	if hasInfo {
+		b.WriteString(" on driver ")
+		b.WriteString(driverName(info))
+	}
+	q := &question{}
 	if len(args) == 0 {
 		b.WriteString(" wants to run without arguments.\n")
-	} else {
-		b.WriteString(" wants to run with these arguments:\n")
-		b.WriteString(showArgs(args))
-		b.WriteString("\n")
+		q.head = escapeTerminal(b.String())
+		return q
 	}
-	b.WriteString("Allow it? y (yes), n (no), a (always allow this tool): ")
-	return b.String()
+	b.WriteString(" wants to run with these arguments:\n")
+	shown := showArgs(args)
+	q.total = len(shown)
+	q.pages = paginate(shown)
+	if len(q.pages) > 1 {
+		fmt.Fprintf(&b, "Warning: the arguments are long (%d bytes, %d lines); they are shown in %d pages. Read them all before you allow the call.\n",
+			len(shown), strings.Count(shown, "\n")+1, len(q.pages))
+	}
+	q.head = escapeTerminal(b.String())
+	return q
 }
 
-// showArgs renders args as indented JSON with long values cut and every character
-// that could control a terminal escaped.
+// driverName names the driver of a call: its label, name and id, such as
+// "files" (Filesystem, id "filesystem"), or "Filesystem" (id "filesystem") for a
+// driver used without a label.
+func driverName(info mcs.CallInfo) string {
+	d := info.Driver
+	id := ""
+	if d.ID != "" {
+		id = "id " + strconv.Quote(d.ID)
+	}
+	switch {
+	case info.Label != "" && d.Name != "" && id != "":
+		return strconv.Quote(info.Label) + " (" + d.Name + ", " + id + ")"
+	case info.Label != "" && (d.Name != "" || id != ""):
+		return strconv.Quote(info.Label) + " (" + d.Name + id + ")"
+	case info.Label != "":
+		return strconv.Quote(info.Label)
+	case d.Name != "" && id != "":
+		return strconv.Quote(d.Name) + " (" + id + ")"
+	case d.Name != "":
+		return strconv.Quote(d.Name)
+	case id != "":
+		return "with " + id
+	}
+	return "(unnamed)"
+}
+
+// first returns the heading, the first page and the question line.
+func (q *question) first() string {
+	if len(q.pages) == 0 {
+		return q.head + q.ask()
+	}
+	return q.head + q.page()
+}
+
+// next returns the next page and the question line, or a notice that everything
+// was shown.
+func (q *question) next() string {
+	if q.shown >= len(q.pages) {
+		return "(that was all of the arguments)\n" + q.ask()
+	}
+	return q.page()
+}
+
+func (q *question) page() string {
+	p := q.pages[q.shown]
+	q.shown++
+	head := ""
+	if len(q.pages) > 1 {
+		head = fmt.Sprintf("--- page %d of %d ---\n", q.shown, len(q.pages))
+	}
+	return head + p + "\n" + q.ask()
+}
+
+func (q *question) ask() string {
+	if left := len(q.pages) - q.shown; left > 0 {
+		return fmt.Sprintf("Allow it? (%d of %d pages not shown yet) y (yes), n (no), a (always allow this tool), m (more): ", left, len(q.pages))
+	}
+	return "Allow it? y (yes), n (no), a (always allow this tool): "
+}
+
+func (q *question) reask() string {
+	if len(q.pages)-q.shown > 0 {
+		return "Please answer y (yes), n (no), a (always allow this tool) or m (more): "
+	}
+	return "Please answer y (yes), n (no) or a (always allow this tool): "
+}
+
+// paginate splits s into pages of at most PageLines lines and PageBytes bytes; a
+// line longer than a page is split on a UTF-8 boundary. Nothing is dropped:
+// joining the pages with newlines (where a line ended) gives s back.
+func paginate(s string) []string {
+	if len(s) <= PageBytes && strings.Count(s, "\n") < PageLines {
+		return []string{s}
+	}
+	var pages []string
+	var cur strings.Builder
+	lines := 0
+	flush := func() {
+		pages = append(pages, strings.TrimSuffix(cur.String(), "\n"))
+		cur.Reset()
+		lines = 0
+	}
+	for line := range strings.Lines(s) {
+		for len(line) > 0 {
+			room := PageBytes - cur.Len()
+			if room <= 0 || lines >= PageLines {
+				flush()
+				room = PageBytes
+			}
+			piece := line
+			if len(piece) > room {
+				piece = textcut.Prefix(line, room)
+				if piece == "" { // room is less than one character
+					flush()
+					continue
+				}
+			}
+			cur.WriteString(piece)
+			line = line[len(piece):]
+			if strings.HasSuffix(piece, "\n") {
+				lines++
+			} else if len(line) > 0 {
+				flush() // the page is full in the middle of a line
+			}
+		}
+	}
+	if cur.Len() > 0 {
+		flush()
+	}
+	return pages
+}
+
+// showArgs renders args in full as indented JSON with every character that could
+// control a terminal escaped.
 func showArgs(args map[string]any) string {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(shorten(args, 0)); err != nil { // not expected: shorten returns JSON values
-		return strconv.Quote(cut(fmt.Sprint(args)))
+	if err := enc.Encode(display(args, 0)); err != nil { // not expected: display returns JSON values
+		return strconv.Quote(fmt.Sprint(args))
 	}
 	return escapeTerminal(strings.TrimSuffix(buf.String(), "\n"))
 }
 
-// cut shortens s to promptMaxString bytes on a rune boundary and says how much was
-// left out.
-func cut(s string) string {
-	if len(s) <= promptMaxString {
-		return s
-	}
-	p := textcut.Prefix(s, promptMaxString)
-	return fmt.Sprintf("%s… (%d more bytes)", p, len(s)-len(p))
-}
-
-// shorten returns a copy of v for display, made of JSON values only: long strings
-// and arrays cut. Values of other Go types (map[string]string, []string, structs,
-// []byte) are shown the way encoding/json encodes them, and cut the same way; a
-// value JSON cannot represent (NaN, a channel) is shown as fmt prints it.
-func shorten(v any, depth int) any {
+// display returns a copy of v for display, made of JSON values only. Values of
+// other Go types (map[string]string, []string, structs, []byte) are shown the way
+// encoding/json encodes them; a value JSON cannot represent (NaN, a channel) is
+// shown as fmt prints it. Nothing is cut, except nesting deeper than the clone
+// limit, which a tool could not have received either.
+func display(v any, depth int) any {
 	if depth > clone.MaxDepth {
-		return "…"
+		return "… (nested too deep to show)"
 	}
 	switch x := v.(type) {
-	case nil, bool:
+	case nil, bool, string:
 		return v
 	case float64:
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			return fmt.Sprint(x)
 		}
 		return v
-	case string:
-		return cut(x)
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, e := range x {
-			out[k] = shorten(e, depth+1)
+			out[k] = display(e, depth+1)
 		}
 		return out
 	case []any:
-		n := min(len(x), promptMaxItems)
-		out := make([]any, 0, n+1)
-		for _, e := range x[:n] {
-			out = append(out, shorten(e, depth+1))
-		}
-		if len(x) > n {
-			out = append(out, fmt.Sprintf("… (%d more items)", len(x)-n))
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = display(e, depth+1)
 		}
 		return out
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
-		return cut(fmt.Sprint(v))
+		return fmt.Sprint(v)
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber() // show integers exactly
 	var decoded any
 	if err := dec.Decode(&decoded); err != nil {
-		return cut(string(b))
+		return string(b)
 	}
 	if _, again := decoded.(json.Number); again {
 		return decoded
 	}
-	return shorten(decoded, depth+1)
+	return display(decoded, depth+1)
 }
 
 // escapeTerminal escapes, as JSON \u sequences, the characters JSON leaves as they

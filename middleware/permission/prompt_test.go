@@ -89,7 +89,7 @@ func TestPromptShowsArgumentsSafely(t *testing.T) {
 		items[i] = float64(i)
 	}
 	var out bytes.Buffer
-	ask := permission.Prompt(strings.NewReader("n\n"), &out)
+	ask := permission.Prompt(strings.NewReader("m\nn\n"), &out)
 	ask(context.Background(), "evil\x1b[2Jtool", map[string]any{
 		"content": strings.Repeat("x", 250),
 		"list":    items,
@@ -105,13 +105,13 @@ func TestPromptShowsArgumentsSafely(t *testing.T) {
 	got := out.String()
 	for _, want := range []string{
 		`Tool "evil\x1b[2Jtool" wants to run`,
-		`"content": "` + strings.Repeat("x", 200) + `… (50 more bytes)"`,
-		`"… (5 more items)"`,
+		`"content": "` + strings.Repeat("x", 250) + `"`,
+		"    23,\n    24\n  ]",
 		`"escape": "\u001b[2J\u009b31m\u202egnp.exe<b>"`,
-		`"long": "` + strings.Repeat("é", 100) + `… (100 more bytes)"`,
 		"  \"list\": [\n    0,\n    1,",
-		`"X-Long": "` + strings.Repeat("h", 200) + `… (50 more bytes)"`,
-		`"names": [` + "\n" + `    "` + strings.Repeat("n", 200) + `… (50 more bytes)"`,
+		`"X-Long": "` + strings.Repeat("h", 250) + `"`,
+		`"names": [` + "\n" + `    "` + strings.Repeat("n", 250) + `"`,
+		`"long": "` + strings.Repeat("é", 150) + `"`,
 		`"big": 9007199254740993,`,
 		`"nan": "NaN"`,
 		`"ch": "0x`,
