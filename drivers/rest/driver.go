@@ -164,6 +164,10 @@ func (d *ToolDriver) ListTools(ctx context.Context) ([]mcs.Tool, error) {
 		for j := range t.Parameters {
 			t.Parameters[j].Schema = clone.Args(t.Parameters[j].Schema)
 		}
+		if t.Annotations != nil {
+			a := *t.Annotations
+			t.Annotations = &a
+		}
 		out[i] = t
 	}
 	return out, nil
