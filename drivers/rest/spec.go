@@ -67,6 +67,12 @@ type operation struct {
 	// bodyRequired says the document requires a body even when no body
 	// argument is given.
 	bodyRequired bool
+	// encoding holds the form or multipart body's encoding objects by field
+	// name, for a body given whole as one "body" argument.
+	encoding openapi3.Encodings
+	// htmlOK says the operation documents an HTML response, which is then
+	// returned as it is rather than summarised.
+	htmlOK bool
 	base         *url.URL
 	baseErr      error
 	// security lists the alternatives the document allows, in order; one of
@@ -86,6 +92,7 @@ type argument struct {
 	explode  bool
 	asJSON   bool // a parameter with content: the value is sent as JSON text
 	binary   bool // a multipart field sent as a file
+	enc      fieldEncoding // a form or multipart field: its encoding
 }
 
 type schemeUse struct {
@@ -274,6 +281,7 @@ func (b *builder) operation(path, method string, item *openapi3.PathItem, op *op
 	if op.RequestBody != nil && op.RequestBody.Value != nil {
 		o.addBody(op.RequestBody.Value)
 	}
+	o.htmlOK = documentsHTML(op.Responses)
 	o.security = b.security(op)
 	return o
 }
@@ -349,6 +357,13 @@ func (o *operation) addBody(rb *openapi3.RequestBody) {
 	var schemaRef *openapi3.SchemaRef
 	if mt != nil {
 		schemaRef = mt.Schema
+		if kind == bodyForm || kind == bodyMultipart {
+			o.encoding = mt.Encoding
+		}
+	}
+	if emptyObject(schemaRef) {
+		// Nothing to send (Stripe gives most GETs such a body): no parameter.
+		return
 	}
 	if kind == bodyJSON || kind == bodyForm || kind == bodyMultipart {
 		if shape, ok := flattenObject(schemaRef); ok {
@@ -362,6 +377,9 @@ func (o *operation) addBody(rb *openapi3.RequestBody) {
 					continue
 				}
 				a := argument{wire: prop, in: in, required: shape.required[prop], types: schemaTypes(ps)}
+				if in == inForm {
+					a.enc = newFieldEncoding(o.encoding[prop])
+				}
 				if kind == bodyMultipart && ps != nil && ps.Value != nil {
 					a.binary = ps.Value.Format == "binary" || ps.Value.ContentMediaType == "application/octet-stream"
 				}
@@ -590,4 +608,43 @@ func methodAnnotations(method string) *mcs.ToolAnnotations {
 	default:
 		return &mcs.ToolAnnotations{Destructive: true}
 	}
+}
+
+// documentsHTML reports whether any response of an operation declares an HTML
+// media type.
+func documentsHTML(rs *openapi3.Responses) bool {
+	if rs == nil {
+		return false
+	}
+	for _, r := range rs.Map() {
+		if r == nil || r.Value == nil {
+			continue
+		}
+		for media := range r.Value.Content {
+			if mt, _, err := mime.ParseMediaType(media); err == nil && (mt == "text/html" || mt == "application/xhtml+xml") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// emptyObject reports whether a body schema admits only an empty object: type
+// object (or no type) with additionalProperties false and no properties,
+// allOf, oneOf, anyOf or pattern properties, as Stripe declares the bodies of
+// its GET operations. Such a body takes no parameter. (A bare {type: object}
+// admits any object and keeps its "body" parameter.)
+func emptyObject(ref *openapi3.SchemaRef) bool {
+	if ref == nil || ref.Value == nil || externalRef(ref) != "" {
+		return false
+	}
+	s := ref.Value
+	if !s.Type.Is("object") && !s.Type.IsEmpty() {
+		return false
+	}
+	if len(s.Properties) > 0 || len(s.AllOf) > 0 || len(s.OneOf) > 0 || len(s.AnyOf) > 0 ||
+		len(s.PatternProperties) > 0 || s.AdditionalProperties.Schema != nil {
+		return false
+	}
+	return s.AdditionalProperties.Has != nil && !*s.AdditionalProperties.Has
 }
