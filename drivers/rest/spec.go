@@ -72,9 +72,9 @@ type operation struct {
 	encoding openapi3.Encodings
 	// htmlOK says the operation documents an HTML response, which is then
 	// returned as it is rather than summarised.
-	htmlOK bool
-	base         *url.URL
-	baseErr      error
+	htmlOK  bool
+	base    *url.URL
+	baseErr error
 	// security lists the alternatives the document allows, in order; one of
 	// them must be satisfied. An empty alternative means anonymous access. Nil
 	// means the operation needs no credentials.
@@ -90,8 +90,8 @@ type argument struct {
 	types    []string // the schema's types; nil means any
 	style    string
 	explode  bool
-	asJSON   bool // a parameter with content: the value is sent as JSON text
-	binary   bool // a multipart field sent as a file
+	asJSON   bool          // a parameter with content: the value is sent as JSON text
+	binary   bool          // a multipart field sent as a file
 	enc      fieldEncoding // a form or multipart field: its encoding
 }
 
