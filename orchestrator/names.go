@@ -15,7 +15,9 @@ const maxExposedName = 64
 
 // shortNames maps the shortened exposed names of a prefixed driver to the driver's
 // own names, as of its last listing. Safe for concurrent use.
-type shortNames struct{ m atomic.Pointer[map[string]string] }
+type shortNames struct {
+	m atomic.Pointer[map[string]string]
+}
 
 func (s *shortNames) store(m map[string]string) {
 	if len(m) == 0 && s.m.Load() == nil {
