@@ -30,7 +30,9 @@ func expandQuery() map[string]any {
 
 // customerFields are the form fields of creating and updating a customer.
 func customerFields() (map[string]any, map[string]any) {
-	str := func(d string) map[string]any { return map[string]any{"type": "string", "maxLength": 5000, "description": d} }
+	str := func(d string) map[string]any {
+		return map[string]any{"type": "string", "maxLength": 5000, "description": d}
+	}
 	props := map[string]any{
 		"address": map[string]any{
 			"description": "The customer's address.",
@@ -93,7 +95,7 @@ func Stripe(n int) []byte {
 	paths := map[string]any{
 		"/v1/customers": map[string]any{
 			"get": map[string]any{"operationId": "GetCustomers", "summary": "List all customers", "description": "Returns a list of your customers.",
-				"parameters": []any{created, map[string]any{"name": "email", "in": "query", "schema": map[string]any{"type": "string"}}, expandQuery(), limit},
+				"parameters":  []any{created, map[string]any{"name": "email", "in": "query", "schema": map[string]any{"type": "string"}}, expandQuery(), limit},
 				"requestBody": emptyForm(), "responses": resp},
 			"post": map[string]any{"operationId": "PostCustomers", "summary": "Create a customer", "description": "Creates a new customer object.",
 				"requestBody": form(props, enc), "responses": resp},
