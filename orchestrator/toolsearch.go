@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -65,11 +66,13 @@ type SearchResult struct {
 	Message string      `json:"message"`
 }
 
-// FoundTool is one tool of a [SearchResult], with its full definition.
+// FoundTool is one tool of a [SearchResult], with its full definition. Parameters
+// is the JSON Schema of the tool's arguments ([mcs.ToolSchema]) as JSON; it is
+// computed once per tool and shared, so treat it as read-only.
 type FoundTool struct {
-	Name        string         `json:"name"`
-	Description string         `json:"description"`
-	Parameters  map[string]any `json:"parameters"`
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
 }
 
 type toolSearch struct {
@@ -180,7 +183,7 @@ func (s *toolSearch) ExecuteTool(ctx context.Context, drivers []Entry, name stri
 	names := make([]string, 0, len(hits))
 	for _, i := range hits {
 		t := idx.tools[i]
-		res.Tools = append(res.Tools, FoundTool{Name: t.Name, Description: t.Summary(), Parameters: mcs.ToolSchema(t)})
+		res.Tools = append(res.Tools, FoundTool{Name: t.Name, Description: t.Summary(), Parameters: idx.schema(i)})
 		names = append(names, t.Name)
 	}
 	if len(hits) == 0 {
@@ -246,6 +249,22 @@ type searchIndex struct {
 	postings map[string][]posting // term -> documents, in document order
 	idf      map[string]float32
 	groups   string // the compact index for the search tool's description
+	schemas  []atomic.Pointer[json.RawMessage] // each tool's parameter schema, once asked
+	scores   sync.Pool                         // *[]float32 of len(tools), zeroed
+}
+
+// schema returns the JSON parameter schema of tool i, computing it once.
+func (x *searchIndex) schema(i int) json.RawMessage {
+	if p := x.schemas[i].Load(); p != nil {
+		return *p
+	}
+	data, err := json.Marshal(mcs.ToolSchema(x.tools[i]))
+	if err != nil {
+		data = []byte(`{"type":"object"}`)
+	}
+	raw := json.RawMessage(data)
+	x.schemas[i].Store(&raw)
+	return raw
 }
 
 // posting is one document of a term with its BM25 term weight (tf saturated and
@@ -298,7 +317,10 @@ func buildIndex(tools []mcs.Tool) *searchIndex {
 		byName:   make(map[string]int, len(tools)),
 		postings: map[string][]posting{},
 		idf:      map[string]float32{},
+		schemas:  make([]atomic.Pointer[json.RawMessage], len(tools)),
 	}
+	n := len(tools)
+	x.scores.New = func() any { s := make([]float32, n); return &s }
 	tfs := make([]map[string]float32, len(tools))
 	lens := make([]float32, len(tools))
 	var total float64
@@ -333,10 +355,9 @@ func buildIndex(tools []mcs.Tool) *searchIndex {
 			x.postings[term] = append(x.postings[term], posting{doc: int32(i), w: f * (bm25K1 + 1) / (f + norm)})
 		}
 	}
-	n := float64(len(tools))
 	for term, ps := range x.postings {
 		df := float64(len(ps))
-		x.idf[term] = float32(math.Log(1 + (n-df+0.5)/(df+0.5)))
+		x.idf[term] = float32(math.Log(1 + (float64(n)-df+0.5)/(df+0.5)))
 	}
 	x.groups = compactIndex(tools)
 	return x
@@ -366,8 +387,15 @@ func (x *searchIndex) search(query string, k int) []int {
 	if len(qterms) == 0 || len(x.tools) == 0 {
 		return nil
 	}
-	scores := make([]float32, len(x.tools))
-	touched := make([]int32, 0, 64)
+	sp := x.scores.Get().(*[]float32)
+	scores := *sp
+	touched := make([]int32, 0, 256)
+	defer func() {
+		for _, d := range touched {
+			scores[d] = 0
+		}
+		x.scores.Put(sp)
+	}()
 	for _, t := range qterms {
 		idf := x.idf[t]
 		for _, p := range x.postings[t] {
