@@ -248,7 +248,7 @@ type searchIndex struct {
 	byName   map[string]int
 	postings map[string][]posting // term -> documents, in document order
 	idf      map[string]float32
-	groups   string // the compact index for the search tool's description
+	groups   string                            // the compact index for the search tool's description
 	schemas  []atomic.Pointer[json.RawMessage] // each tool's parameter schema, once asked
 	scores   sync.Pool                         // *[]float32 of len(tools), zeroed
 }
