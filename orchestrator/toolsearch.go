@@ -251,6 +251,16 @@ type searchIndex struct {
 	groups   string                            // the compact index for the search tool's description
 	schemas  []atomic.Pointer[json.RawMessage] // each tool's parameter schema, once asked
 	scores   sync.Pool                         // *[]float32 of len(tools), zeroed
+	matched  sync.Pool                         // *[]uint8 of len(tools), zeroed
+}
+
+// matchPool returns a zeroed counter per tool; the caller zeroes what it used and
+// puts it back.
+func (x *searchIndex) matchPool(n int) []uint8 {
+	if p, ok := x.matched.Get().(*[]uint8); ok {
+		return *p
+	}
+	return make([]uint8, n)
 }
 
 // schema returns the JSON parameter schema of tool i, computing it once.
@@ -323,24 +333,43 @@ func buildIndex(tools []mcs.Tool) *searchIndex {
 	x.scores.New = func() any { s := make([]float32, n); return &s }
 	tfs := make([]map[string]float32, len(tools))
 	lens := make([]float32, len(tools))
+	// Document frequencies count the documents whose name or title has the term,
+	// else whose description has it, else any field: notes repeated in every
+	// description ("supports the following media types") and parameters repeated
+	// by most tools (owner, repo) would otherwise make the words that tell tools
+	// apart worthless.
+	primaryDF, descDF := map[string]int{}, map[string]int{}
 	var total float64
 	for i, t := range tools {
 		if _, dup := x.byName[t.Name]; !dup {
 			x.byName[t.Name] = i
 		}
 		tf := map[string]float32{}
+		primary, inDesc := map[string]bool{}, map[string]bool{}
 		var dl float32
-		add := func(w float32) func(string) {
-			return func(term string) { tf[term] += w; dl += w }
+		add := func(w float32, seen map[string]bool) func(string) {
+			return func(term string) {
+				tf[term] += w
+				dl += w
+				if seen != nil {
+					seen[term] = true
+				}
+			}
 		}
-		terms(t.Name, add(weightName))
-		terms(cutText(t.Title), add(weightTitle))
+		terms(t.Name, add(weightName, primary))
+		terms(cutText(t.Title), add(weightTitle, primary))
 		if t.Description != t.Title {
-			terms(cutText(t.Description), add(weightDesc))
+			terms(cutText(t.Description), add(weightDesc, inDesc))
 		}
 		for _, p := range t.Parameters {
-			terms(p.Name, add(weightParam))
-			terms(cutText(p.Description), add(weightParamDesc))
+			terms(p.Name, add(weightParam, nil))
+			terms(cutText(p.Description), add(weightParamDesc, nil))
+		}
+		for term := range primary {
+			primaryDF[term]++
+		}
+		for term := range inDesc {
+			descDF[term]++
 		}
 		tfs[i], lens[i] = tf, dl
 		total += float64(dl)
@@ -357,6 +386,11 @@ func buildIndex(tools []mcs.Tool) *searchIndex {
 	}
 	for term, ps := range x.postings {
 		df := float64(len(ps))
+		if p := primaryDF[term]; p > 0 {
+			df = float64(p)
+		} else if d := descDF[term]; d > 0 {
+			df = float64(d)
+		}
 		x.idf[term] = float32(math.Log(1 + (float64(n)-df+0.5)/(df+0.5)))
 	}
 	x.groups = compactIndex(tools)
@@ -404,6 +438,21 @@ func (x *searchIndex) search(query string, k int) []int {
 			}
 			scores[p.doc] += idf * p.w
 		}
+	}
+	// Coordination: a tool that matches more of the query's words ranks above one
+	// that matches fewer words more often.
+	if len(qterms) > 1 {
+		matched := x.matchPool(len(x.tools))
+		for _, t := range qterms {
+			for _, p := range x.postings[t] {
+				matched[p.doc]++
+			}
+		}
+		for _, d := range touched {
+			scores[d] *= float32(matched[d]) / float32(len(qterms))
+			matched[d] = 0
+		}
+		x.matched.Put(&matched)
 	}
 	// A small insertion-sorted top k.
 	top := make([]int32, 0, k+1)
@@ -616,7 +665,8 @@ var synonyms = map[string]string{
 	"remove": "delete", "erase": "delete", "destroy": "delete", "drop": "delete",
 	"fetch": "get", "retrieve": "get", "show": "get", "view": "get", "read": "get", "display": "get",
 	"edit": "update", "change": "update", "modify": "update", "alter": "update",
-	"make": "create", "new": "create",
+	"make": "create", "new": "create", "publish": "create",
+	"set": "update", "replace": "update",
 	"enumerate": "list", "browse": "list", "all": "list",
 	"find": "search", "lookup": "search",
 	"repository": "repo", "repositories": "repo",
@@ -639,10 +689,13 @@ func stem(w string) string {
 	case len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is"):
 		w = w[:len(w)-1]
 	}
+	if len(w) > 6 && strings.HasSuffix(w, "er") {
+		w = w[:len(w)-2] // reviewers -> review, followers -> follow
+	}
 	cut := false
 	switch {
-	case len(w) > 5 && strings.HasSuffix(w, "ing"):
-		w, cut = w[:len(w)-3], true
+	case len(w) > 5 && strings.HasSuffix(w, "ing") && !isVowel(w[len(w)-4]):
+		w, cut = w[:len(w)-3], true // but issuing stays apart from issue
 	case len(w) > 4 && strings.HasSuffix(w, "ed"):
 		w, cut = w[:len(w)-2], true
 	}

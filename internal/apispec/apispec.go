@@ -19,6 +19,9 @@ var githubOps string
 // Op is one operation of a generated document.
 type Op struct {
 	ID, Method, Path, Summary, Tag string
+	// Description is what the operation's description says before the notes
+	// every operation repeats; "" repeats the summary.
+	Description string
 }
 
 // GitHubOps returns the hand-written operations of the GitHub-shaped document,
@@ -28,8 +31,9 @@ func GitHubOps(n int) []Op {
 	seen := map[string]bool{}
 	for _, line := range strings.Split(strings.TrimSpace(githubOps), "\n") {
 		head, summary, _ := strings.Cut(line, " | ")
+		summary, description, _ := strings.Cut(summary, " | ")
 		f := strings.Fields(head)
-		ops = append(ops, Op{ID: f[0], Method: strings.ToLower(f[1]), Path: f[2], Summary: summary, Tag: strings.Split(f[0], "/")[0]})
+		ops = append(ops, Op{ID: f[0], Method: strings.ToLower(f[1]), Path: f[2], Summary: summary, Description: description, Tag: strings.Split(f[0], "/")[0]})
 		seen[f[0]] = true
 	}
 	// Generated operations: the resources of GitHub's larger areas in every scope.
@@ -168,7 +172,11 @@ func githubOperation(op Op) map[string]any {
 	if op.ID == "issues/list-for-repo" || op.ID == "pulls/list" || op.ID == "issues/list" {
 		params = append(params, map[string]any{"name": "state", "in": "query", "description": "Indicates the state of the items to return.", "schema": map[string]any{"type": "string", "enum": []any{"open", "closed", "all"}, "default": "open"}})
 	}
-	desc := op.Summary + ".\n\nOAuth app tokens and personal access tokens (classic) need the `repo` scope to use this endpoint with a private repository. " +
+	lead := op.Description
+	if lead == "" {
+		lead = op.Summary + "."
+	}
+	desc := lead + "\n\nOAuth app tokens and personal access tokens (classic) need the `repo` scope to use this endpoint with a private repository. " +
 		"This endpoint supports the following custom media types: `application/vnd.github.raw+json` returns the raw markdown body, " +
 		"`application/vnd.github.text+json` returns a text only representation and `application/vnd.github.full+json` returns raw, text and HTML representations."
 	out := map[string]any{

@@ -145,17 +145,22 @@ func Stripe(n int) []byte {
 		base := "/v1/" + res + variant
 		id := camel(res + variant)
 		one := strings.TrimSuffix(camel(strings.ReplaceAll(res, "/", "_")), "s")
+		noun := strings.TrimSuffix(strings.ReplaceAll(strings.ReplaceAll(res, "_", " "), "/", " "), "s")
+		a := "a "
+		if strings.ContainsRune("aeiou", rune(noun[0])) {
+			a = "an "
+		}
 		paths[base] = map[string]any{
-			"get": map[string]any{"operationId": "Get" + id, "summary": "List all " + strings.ReplaceAll(res, "_", " "),
+			"get": map[string]any{"operationId": "Get" + id, "summary": "List all " + noun + "s",
 				"parameters": []any{expandQuery(), limit}, "requestBody": emptyForm(), "responses": resp},
-			"post": map[string]any{"operationId": "Post" + id, "summary": "Create a " + strings.TrimSuffix(strings.ReplaceAll(res, "_", " "), "s"),
+			"post": map[string]any{"operationId": "Post" + id, "summary": "Create " + a + noun,
 				"requestBody": form(map[string]any{"metadata": props["metadata"], "expand": props["expand"], "description": props["description"]},
 					map[string]any{"metadata": deep(), "expand": deep()}), "responses": resp},
 		}
 		paths[base+"/{"+strings.ToLower(one)+"}"] = map[string]any{
-			"get": map[string]any{"operationId": "Get" + id + one, "summary": "Retrieve a " + strings.TrimSuffix(strings.ReplaceAll(res, "_", " "), "s"),
+			"get": map[string]any{"operationId": "Get" + id + one, "summary": "Retrieve " + a + noun,
 				"parameters": []any{path(strings.ToLower(one)), expandQuery()}, "requestBody": emptyForm(), "responses": resp},
-			"delete": map[string]any{"operationId": "Delete" + id + one, "summary": "Delete a " + strings.TrimSuffix(strings.ReplaceAll(res, "_", " "), "s"),
+			"delete": map[string]any{"operationId": "Delete" + id + one, "summary": "Delete " + a + noun,
 				"parameters": []any{path(strings.ToLower(one))}, "requestBody": emptyForm(), "responses": resp},
 		}
 		count += 4
