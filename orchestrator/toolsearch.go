@@ -235,7 +235,7 @@ func (s *toolSearch) Instructions() string {
 	if idx := s.idx.Load(); idx != nil {
 		n = len(idx.tools)
 	}
-	return fmt.Sprintf("Tool search: %s more tools exist than are listed. To find the one a task needs, call %s "+
+	return fmt.Sprintf("Tool search: %s tools are available but not listed. To find the one a task needs, call %s "+
 		"with a few words that describe the task, for example {\"query\": \"list the issues of a repository\"}. "+
 		"It returns up to %d matching tools with their parameters; from then on you can call them by exactly the names it returned. "+
 		"Search again with other words when none fits; never guess a tool name that no search returned.",
@@ -584,8 +584,13 @@ var verbs = map[string]bool{
 	"fetch": true, "retrieve": true, "search": true, "check": true,
 }
 
-// groupWord is the first word of a tool's name that is not a common verb, lower case.
+// groupWord is the group of a tool's name, lower case: the part before the first
+// "_" when that is not a common verb (issues_update: issues, code-scanning_get:
+// code-scanning), else the first word that is not one (PostCustomers: customers).
 func groupWord(name string) string {
+	if seg, _, ok := strings.Cut(name, "_"); ok && seg != "" && !verbs[strings.ToLower(seg)] {
+		return strings.ToLower(seg)
+	}
 	var words []string
 	splitWords(name, func(w string) { words = append(words, strings.ToLower(w)) })
 	for _, w := range words {

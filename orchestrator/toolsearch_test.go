@@ -85,7 +85,7 @@ func TestToolSearchListsOnlyTheSearchTool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(msg, "Tool search: 7 more tools exist") || !strings.Contains(msg, `{"query": "list the issues of a repository"}`) {
+	if !strings.Contains(msg, "Tool search: 7 tools are available but not listed") || !strings.Contains(msg, `{"query": "list the issues of a repository"}`) {
 		t.Errorf("system message lacks the instructions:\n%s", msg)
 	}
 }
