@@ -277,3 +277,38 @@ func BenchmarkToolSearch(b *testing.B) {
 		}
 	}
 }
+
+// argFailing returns argument errors that name its own tool.
+type argFailing struct {
+	*fake
+	named bool // return a renamable error instead of *mcs.ArgumentsError
+}
+
+type namedErr struct{ tool string }
+
+func (e *namedErr) Error() string                  { return "tool " + e.tool + ": bad" }
+func (e *namedErr) ToolName() string               { return e.tool }
+func (e *namedErr) WithToolName(name string) error { return &namedErr{tool: name} }
+
+func (f argFailing) ExecuteTool(_ context.Context, name string, _ map[string]any) (any, error) {
+	if f.named {
+		return nil, &namedErr{tool: name}
+	}
+	return nil, &mcs.ArgumentsError{Tool: name, Problems: []string{"/x: wrong"}}
+}
+
+// Errors that name a driver's tool reach the model with the exposed name, also
+// through two levels of namespacing.
+func TestErrorsNameTheExposedTool(t *testing.T) {
+	for _, named := range []bool{false, true} {
+		inner := build(t, nil, "a", argFailing{fake: newFake("a", "do")}, "b", newFake("b", "y"))
+		if named {
+			inner = build(t, nil, "a", argFailing{fake: newFake("a", "do"), named: true}, "b", newFake("b", "y"))
+		}
+		outer := build(t, nil, "in", inner, "c", newFake("c", "z"))
+		resp := process(t, outer, "in__a__do")
+		if !resp.CallFailed || !strings.Contains(resp.Calls[0].Err.Error(), "in__a__do") {
+			t.Errorf("named=%v: error %v, want it to name in__a__do", named, resp.Calls[0].Err)
+		}
+	}
+}
