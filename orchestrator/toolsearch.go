@@ -179,7 +179,7 @@ func (s *toolSearch) ExecuteTool(ctx context.Context, drivers []Entry, name stri
 		idx = s.index(withoutSearchTool(tools))
 	}
 	hits := idx.search(query, s.max)
-	res := &SearchResult{Query: query, Tools: make([]FoundTool, 0, len(hits))}
+	res := &SearchResult{Query: cutText(query), Tools: make([]FoundTool, 0, len(hits))}
 	names := make([]string, 0, len(hits))
 	for _, i := range hits {
 		t := idx.tools[i]
@@ -296,8 +296,11 @@ const (
 	weightParamDesc = 0.3
 
 	// maxIndexedDesc bounds how much of a description or parameter description
-	// is indexed; long descriptions are mostly notes and examples.
+	// is indexed, and of a query; long descriptions are mostly notes and
+	// examples.
 	maxIndexedDesc = 600
+	// maxQueryTerms bounds the distinct words of a query that count.
+	maxQueryTerms = 32
 )
 
 // same reports whether tools is the listing the index was built from: the same
@@ -412,9 +415,11 @@ func cutText(s string) string {
 // search returns the documents of the best matches for query, at most k, best first;
 // equal scores keep listing order.
 func (x *searchIndex) search(query string, k int) []int {
+	// A query is a few words: a hostile one is cut, not scanned whole.
+	query = cutText(query)
 	var qterms []string
 	terms(query, func(t string) {
-		if !slices.Contains(qterms, t) {
+		if len(qterms) < maxQueryTerms && !slices.Contains(qterms, t) {
 			qterms = append(qterms, t)
 		}
 	})

@@ -312,3 +312,16 @@ func TestErrorsNameTheExposedTool(t *testing.T) {
 		}
 	}
 }
+
+func TestToolSearchHostileQuery(t *testing.T) {
+	o := build(t, orchestrator.Pipeline(orchestrator.ToolSearch(3)), "gh", newCatalogue("gh", githubish...))
+	q := "merge pull " + strings.Repeat("zz", 1<<20)
+	if sr := search(t, o, orchestrator.SearchTool, q); len(sr.Tools) == 0 || sr.Tools[0].Name != "pulls_merge" || len(sr.Query) > 600 {
+		t.Errorf("found %q, query of %d bytes echoed", foundNames(sr), len(sr.Query))
+	}
+	var words []string
+	for i := range 300 {
+		words = append(words, fmt.Sprintf("w%d", i))
+	}
+	search(t, o, orchestrator.SearchTool, strings.Join(words, " ")+" merge")
+}
