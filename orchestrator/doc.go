@@ -15,7 +15,12 @@
 //   - [ToolSwitching]: only the active driver's tools;
 //   - [Pagination]: long listings one page at a time, with page-turning tools;
 //   - [DetailLoading]: short descriptions plus a tool that returns the full ones;
-//   - [RejectConflicts]: AddDriver fails when two exposed tools would share a name.
+//   - [RejectConflicts]: AddDriver fails when two exposed tools would share a name;
+//   - [ToolSearch]: one search tool and a compact index instead of the listing, for
+//     APIs with hundreds or thousands of operations.
+//
+// Exposed names always fit the 64 characters providers accept: a namespaced name
+// that would be longer keeps its start and ends in a stable hash of the whole name.
 //
 // A minimal setup:
 //

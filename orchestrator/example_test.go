@@ -234,3 +234,30 @@ func ExampleAlwaysNamespacing() {
 	// crm__get_contacts
 	// true {"id":"2","name":"Grace"}
 }
+
+// ToolSearch lists one search tool instead of every tool; what a search finds is
+// callable from the next round on.
+func ExampleToolSearch() {
+	ctx := context.Background()
+	o := orchestrator.New(orchestrator.Pipeline(orchestrator.Namespacing(), orchestrator.ToolSearch(2)))
+	_ = o.AddDriver("crm", crmAPI())
+	_ = o.AddDriver("billing", billingAPI())
+	tools, _ := o.ListTools(ctx)
+	fmt.Println(names(tools))
+
+	resp := o.ProcessLLMResponse(ctx, `{"tool": "tools__search", "arguments": {"query": "get an invoice"}}`)
+	for _, t := range resp.Calls[0].Result.(*orchestrator.SearchResult).Tools {
+		fmt.Printf("found %s: %s\n", t.Name, t.Description)
+	}
+	tools, _ = o.ListTools(ctx)
+	fmt.Println(names(tools))
+
+	resp = o.ProcessLLMResponse(ctx, `{"tool": "billing__get_invoices", "arguments": {"id": "7"}}`)
+	fmt.Println(mcs.ResultText(resp.Calls[0].Result))
+	// Output:
+	// [tools__search]
+	// found billing__get_invoices: [billing] Returns one of the invoices by id.
+	// found billing__list_invoices: [billing] Lists all invoices.
+	// [tools__search billing__get_invoices billing__list_invoices]
+	// {"contact":"2","id":"7","total":120}
+}

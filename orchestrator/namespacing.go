@@ -2,7 +2,6 @@ package orchestrator
 
 import (
 	"context"
-	"strings"
 
 	"github.com/mcs-go/mcs"
 )
@@ -19,7 +18,11 @@ const Separator = "__"
 // see namespaced names, and nested orchestrators stack their prefixes:
 // outer__inner__tool, "[outer] [inner] text". Namespaced names can never collide with
 // each other; they are checked against the 64-character rule when a driver is added.
-// The result is safe for concurrent use.
+// A namespaced name longer than 64 characters is shortened the way the REST driver
+// shortens its names (its start, "_" and seven hex digits of a hash of the whole
+// name; stable across runs) and routed back to the driver's own name; errors that name
+// the driver's tool, and the results of a nested [ToolSearch], are renamed to the
+// exposed names. The result is safe for concurrent use.
 func Namespacing() Layer { return &namespacing{} }
 
 type namespacing struct {
@@ -59,6 +62,7 @@ func (n *namespacing) Instructions() string { return "" }
 type prefixed struct {
 	label, prefix string
 	d             mcs.ToolDriver
+	short         shortNames // exposed names that were shortened
 }
 
 var _ mcs.ToolDriver = (*prefixed)(nil)
@@ -71,8 +75,10 @@ func (p *prefixed) ListTools(ctx context.Context) ([]mcs.Tool, error) {
 		return nil, err
 	}
 	out := make([]mcs.Tool, len(tools))
+	shortened := map[string]string{}
+	defer p.short.store(shortened)
 	for i, t := range tools {
-		t.Name = p.prefix + t.Name
+		t.Name = p.expose(t.Name, shortened)
 		if s := t.Summary(); s != "" {
 			t.Description = "[" + p.label + "] " + s
 		}
@@ -82,11 +88,12 @@ func (p *prefixed) ListTools(ctx context.Context) ([]mcs.Tool, error) {
 }
 
 func (p *prefixed) ExecuteTool(ctx context.Context, name string, args map[string]any) (any, error) {
-	inner, ok := strings.CutPrefix(name, p.prefix)
+	inner, ok := p.internal(ctx, name)
 	if !ok {
 		return nil, unknownTool(name, "it does not start with "+p.prefix)
 	}
-	return p.d.ExecuteTool(ctx, inner, args)
+	res, err := p.d.ExecuteTool(ctx, inner, args)
+	return p.translate(inner, name, res, err)
 }
 
 // AlwaysNamespacing returns the Layer of [Namespacing] that prefixes the tools of

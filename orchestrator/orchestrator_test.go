@@ -74,7 +74,7 @@ func TestAddDriverRejects(t *testing.T) {
 		{"itself", "self", o, orchestrator.ErrCycle},
 		{"a container of itself", "loop", inner, orchestrator.ErrCycle},
 		{"tool name with a dot", "x", newFake("x", "a.b"), orchestrator.ErrInvalidName},
-		{"tool name too long", "x", newFake("x", strings.Repeat("t", 62)), orchestrator.ErrInvalidName},
+		{"tool name too long by itself", "x", newFake("x", strings.Repeat("t", 65)), orchestrator.ErrInvalidName},
 		{"tool without description", "x", &bare{}, mcs.ErrInvalidTool},
 		{"driver that cannot list", "x", &fake{name: "x", listErr: errors.New("spec unreachable")}, nil},
 	}
@@ -109,22 +109,36 @@ type bare struct{ fake }
 
 func (*bare) ListTools(context.Context) ([]mcs.Tool, error) { return []mcs.Tool{{Name: "t"}}, nil }
 
-func TestAddDriverLongLabelBreaksNamesOfOthers(t *testing.T) {
-	// One driver: names are unchanged and valid. A second driver would prefix them
-	// with a 32-character label beyond 64 characters.
+func TestAddDriverLongLabelShortensNames(t *testing.T) {
+	// One driver: names are unchanged. A second driver prefixes them with a
+	// 32-character label beyond 64 characters: the namespaced names are shortened
+	// with a stable hash, stay unique and route back to the driver's own names.
 	long := strings.Repeat("l", 32)
-	o := build(t, nil, long, newFake("a", strings.Repeat("t", 31)))
-	err := o.AddDriver("b", newFake("b", "x"))
-	if !errors.Is(err, orchestrator.ErrInvalidName) || !strings.Contains(err.Error(), long+"__") {
-		t.Fatalf("AddDriver error %v, want ErrInvalidName naming the prefixed tool", err)
+	a := newFake("a", strings.Repeat("t", 31), strings.Repeat("t", 30)+"u")
+	o := build(t, nil, long, a)
+	if err := o.AddDriver("b", newFake("b", "x")); err != nil {
+		t.Fatalf("AddDriver: %v", err)
 	}
-	if diff := cmp.Diff([]string{strings.Repeat("t", 31)}, toolNames(t, o)); diff != "" {
-		t.Errorf("tools changed (-want +got):\n%s", diff)
+	got := toolNames(t, o)
+	if len(got) != 3 || got[0] == got[1] || got[2] != "b__x" {
+		t.Fatalf("tools = %q", got)
 	}
-	// 32 + 2 + 30 = 64 is fine.
-	o2 := build(t, nil, long, newFake("a", strings.Repeat("t", 30)))
-	if err := o2.AddDriver("b", newFake("b", "x")); err != nil {
-		t.Errorf("AddDriver with 64-character names: %v", err)
+	for _, n := range got[:2] {
+		if len(n) != 64 || !strings.HasPrefix(n, long+"__ttt") {
+			t.Errorf("name %q (%d): want 64 characters starting with the label", n, len(n))
+		}
+	}
+	if diff := cmp.Diff(got, toolNames(t, build(t, nil, long, newFake("a", strings.Repeat("t", 31), strings.Repeat("t", 30)+"u"), "b", newFake("b", "x")))); diff != "" {
+		t.Errorf("names are not stable (-first +second):\n%s", diff)
+	}
+	resp := process(t, o, got[1])
+	if diff := cmp.Diff([]string{"a:" + strings.Repeat("t", 30) + "u"}, results(resp)); diff != "" {
+		t.Errorf("results (-want +got):\n%s", diff)
+	}
+	// 32 + 2 + 30 = 64 is not shortened.
+	o2 := build(t, nil, long, newFake("a", strings.Repeat("t", 30)), "b", newFake("b", "x"))
+	if diff := cmp.Diff([]string{long + "__" + strings.Repeat("t", 30), "b__x"}, toolNames(t, o2)); diff != "" {
+		t.Errorf("64-character names (-want +got):\n%s", diff)
 	}
 }
 
@@ -665,27 +679,21 @@ func TestInvalidFirstToolIsNotReplacedByALaterOne(t *testing.T) {
 	}
 }
 
-func TestNestedChangeThatBreaksTheNameRuleIsLeftOut(t *testing.T) {
+func TestNestedLongNameIsShortened(t *testing.T) {
 	inner := build(t, nil, "a", newFake("a", "x"), "b", newFake("b", "y"))
 	outer := build(t, nil, "inner", inner, "c", newFake("c", "z"))
-	var logs bytes.Buffer
-	outer.SetLogger(slog.New(slog.NewTextHandler(&logs, nil)))
 	// Fine for the inner orchestrator (59 characters), too long once the outer
-	// prefixes it (66).
+	// prefixes it (66): shortened, and still callable.
 	long := strings.Repeat("n", 56)
 	if err := inner.AddDriver("d", newFake("d", long)); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"inner__a__x", "inner__b__y", "c__z"}
-	if diff := cmp.Diff(want, toolNames(t, outer)); diff != "" {
-		t.Errorf("tools (-want +got):\n%s", diff)
+	got := toolNames(t, outer)
+	if len(got) != 4 || !strings.HasPrefix(got[2], "inner__d__nnn") || len(got[2]) != 64 {
+		t.Fatalf("tools = %q", got)
 	}
-	if !strings.Contains(logs.String(), "inner__d__"+long) {
-		t.Errorf("the dropped tool was not logged: %q", logs.String())
-	}
-	h := outer.Healthcheck(context.Background())
-	if h.Status != mcs.HealthWarning || !strings.Contains(h.Detail, "inner__d__"+long) {
-		t.Errorf("Healthcheck = %+v", h)
+	if diff := cmp.Diff([]string{"d:" + long}, results(process(t, outer, got[2]))); diff != "" {
+		t.Errorf("results (-want +got):\n%s", diff)
 	}
 }
 

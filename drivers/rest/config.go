@@ -88,6 +88,15 @@ type Config struct {
 	// MaxResponseBytes is the largest response body returned; longer bodies are
 	// cut and marked. Zero means DefaultMaxResponseBytes.
 	MaxResponseBytes int64
+	// MaxNameLength is the longest tool name the driver publishes, from 16 to
+	// 64; zero means 64. A longer name keeps its start and ends in "_" and seven
+	// hex digits of a hash of the full name, stable across runs; its
+	// description then ends with the original operationId. Set it when the
+	// names gain a prefix later: behind an orchestrator's namespacing under the
+	// label "github", 64-len("github__") = 56 keeps every exposed name within
+	// the 64 characters providers accept (the orchestrator shortens overlong
+	// namespaced names itself, but a budget here keeps them readable).
+	MaxNameLength int
 }
 
 // ErrInvalidConfig is wrapped by every error [NewToolDriver] and [New] return;
@@ -163,6 +172,9 @@ func normalize(cfg Config) (Config, source, *url.URL, error) {
 	}
 	if cfg.Timeout < 0 {
 		return fail("Timeout is negative (%v); use zero for the default", cfg.Timeout)
+	}
+	if cfg.MaxNameLength != 0 && (cfg.MaxNameLength < minNameLen || cfg.MaxNameLength > maxNameLen) {
+		return fail("MaxNameLength is %d; give a length from %d to %d, or zero for %d", cfg.MaxNameLength, minNameLen, maxNameLen, maxNameLen)
 	}
 	if cfg.MaxResponseBytes < 0 {
 		return fail("MaxResponseBytes is negative (%d); use zero for the default", cfg.MaxResponseBytes)

@@ -14,20 +14,27 @@
 // Every operation (get, put, post, delete, patch, head, options) becomes one
 // tool, in document order: paths as written, then methods as written. The
 // name is the operationId, else <method>_<path> with the slashes as "_" and
-// the braces dropped; every character outside [A-Za-z0-9_-] becomes "_",
-// names are cut to 64 characters and duplicates get _2, _3. The path's leading
+// the braces dropped; every character outside [A-Za-z0-9_-] becomes "_" and
+// duplicates get _2, _3. A name longer than [Config.MaxNameLength] (default 64)
+// keeps its start and ends in "_" and seven hex digits of a hash of the full
+// name, stable across runs, and the tool's description ends with the original
+// operationId. The path's leading
 // and trailing slashes are dropped rather than turned into "_": get
 // /pets/{petId} gives get_pets_petId, not get__pets_petId, because a double
 // underscore is the separator an orchestrator puts between a driver's label
 // and a tool name. The title is the summary; the description is the
-// description, else the summary, else the method and path.
+// description, else the summary, else the method and path. Annotations come
+// from the method: GET, HEAD and OPTIONS are read-only, PUT and DELETE
+// idempotent and destructive, POST and PATCH destructive.
 //
 // The parameters are the operation's, then the path item's that it does not
 // override, with their full schemas; a path variable the document does not
 // declare is a required string. A JSON object body (also through allOf, and
 // for any application/*+json type) is flattened into one parameter per
 // property, read-only properties left out; any other JSON body is one "body"
-// parameter; form and multipart fields are parameters too. A name already
+// parameter; form and multipart fields are parameters too. A body whose schema
+// admits only an empty object (additionalProperties false, no properties, as
+// Stripe gives its GETs) adds no parameter. A name already
 // taken is prefixed: a body property "id" next to a path parameter "id" is
 // "body_id". [Config.IncludeTags] and [Config.IncludePaths] filter the
 // operations.
@@ -54,8 +61,14 @@
 //
 // Arguments go where the document says: path (each value percent-encoded as
 // one segment; empty, "." and ".." refused), query (lists repeated, booleans
-// true/false, the other OpenAPI styles honoured), header (values with CR, LF
-// or NUL refused), cookie and body (JSON, form or multipart). Unknown argument
+// true/false; form, spaceDelimited, pipeDelimited and deepObject, which nests
+// objects as name[key][sub]=v and lists as name[]=v), header (values with CR,
+// LF or NUL refused), cookie and body: JSON; form bodies by the media type's
+// encoding object with OpenAPI's defaults (style form, explode true) except
+// that an object without a style is sent as deepObject (Stripe's
+// address[city]=Berlin, metadata[order]=42, expand[]=tax); multipart fields
+// likewise, objects without a style as JSON parts. Path values take the
+// styles simple, label and matrix, for lists and objects too. Unknown argument
 // names and missing required arguments fail the call with an [*ArgumentError]
 // that lists the valid names; nothing is sent. The scheme, host and port come
 // from the configuration or the document, never from arguments, and redirects
@@ -82,7 +95,10 @@
 // A 2xx response returns its body as a string, cut at
 // [Config.MaxResponseBytes] with a marker (a binary body is described, not
 // shown); any other status fails with a [*StatusError] ("404 Not Found: <first
-// 500 bytes of the body>").
+// 500 bytes of the body>"). An HTML page (an error page of a proxy) reaches the
+// model as one line with the status and the page title; a JSON error body is
+// quoted compacted and its message kept in StatusError.Message. Errors name the
+// tool as the model called it (github__issues_get behind an orchestrator).
 //
 // All types are safe for concurrent use.
 package rest

@@ -22,6 +22,9 @@ import (
 // Version is the version of the REST driver reported in its Meta.
 const Version = "0.1.0"
 
+// driverID is the Meta ID of the REST driver.
+const driverID = "rest"
+
 // ToolDriver publishes the operations of an OpenAPI 3.0/3.1 or Swagger 2.0
 // document as tools and executes them over HTTP. It is the technical half of
 // the REST driver; [New] adds the LLM-facing half.
@@ -116,7 +119,7 @@ func (d *Driver) Healthcheck(ctx context.Context) mcs.HealthResult { return d.td
 // capabilities orchestratable and healthcheck.
 func (d *ToolDriver) Meta() mcs.Meta {
 	return mcs.DeriveCapabilities(mcs.Meta{
-		ID:       "rest",
+		ID:       driverID,
 		Name:     "REST (OpenAPI)",
 		Version:  Version,
 		Bindings: []mcs.Binding{{Capability: "rest", Adapter: "http", SpecFormat: "OpenAPI"}},
@@ -173,6 +176,10 @@ func (d *ToolDriver) ListTools(ctx context.Context) ([]mcs.Tool, error) {
 		for j := range t.Parameters {
 			t.Parameters[j].Schema = clone.Args(t.Parameters[j].Schema)
 		}
+		if t.Annotations != nil {
+			a := *t.Annotations
+			t.Annotations = &a
+		}
 		out[i] = t
 	}
 	return out, nil
@@ -214,10 +221,13 @@ func (d *ToolDriver) ExecuteTool(ctx context.Context, name string, args map[stri
 	}
 	op := s.ops[name]
 	if op == nil {
-		return nil, fmt.Errorf("%w %q: the document has no such operation; list the tools for the valid names", ErrUnknownTool, name)
+		return nil, fmt.Errorf("%w %q: the document has no such operation; list the tools for the valid names", ErrUnknownTool, calledName(ctx, name))
 	}
 	req, err := op.prepare(args)
 	if err != nil {
+		if ae, ok := err.(*ArgumentError); ok {
+			ae.Tool = calledName(ctx, name)
+		}
 		return nil, err
 	}
 	// Config.Timeout bounds the whole call, obtaining the credential included.
@@ -232,6 +242,16 @@ func (d *ToolDriver) ExecuteTool(ctx context.Context, name string, args map[stri
 		return nil, err
 	}
 	return text, nil
+}
+
+// calledName is the name the model called the tool by: the name in the call's
+// mcs.CallInfo when a driver other than a REST driver's own BaseDriver put it
+// there (an orchestrator exposing the tool as github__issues_get), else name.
+func calledName(ctx context.Context, name string) string {
+	if info, ok := mcs.CallInfoFromContext(ctx); ok && info.Tool.Name != "" && info.Driver.ID != driverID {
+		return info.Tool.Name
+	}
+	return name
 }
 
 // send performs the request and reads the response.
@@ -284,14 +304,19 @@ func (d *ToolDriver) send(ctx context.Context, op *operation, r *request, creds 
 		return "", &redactedError{msg: red.apply(err.Error()), err: err}
 	}
 	defer resp.Body.Close()
-	return readResponse(resp, op.method+" "+redactURL(&u), d.cfg.MaxResponseBytes, red)
+	return readResponse(resp, op.method+" "+redactURL(&u), d.cfg.MaxResponseBytes, red, op.htmlOK)
 }
 
 // readResponse turns the response to call (such as "GET <url>", for errors)
 // into the result: the body of a 2xx response, redacted and cut at limit with
 // a marker, or a *StatusError that quotes the first maxErrorBody bytes of any
 // other response.
-func readResponse(resp *http.Response, call string, limit int64, red redactor) (string, error) {
+//
+// An HTML page reaches the model as a one-line summary with the status
+// (summarizeHTML), on success only when htmlOK is false (the operation does not
+// document an HTML response). A JSON error body is quoted compacted and its
+// message is kept in StatusError.Message.
+func readResponse(resp *http.Response, call string, limit int64, red redactor, htmlOK bool) (string, error) {
 	// Read past what is shown by the longest credential, so that one the
 	// server echoes across the cut is found and removed whole.
 	slack := int64(max(red.longest, 1))
@@ -300,7 +325,7 @@ func readResponse(resp *http.Response, call string, limit int64, red redactor) (
 		return "", &redactedError{msg: red.apply(fmt.Sprintf("%s: read the response: %v", call, err)), err: err}
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		body := string(data)
+		body, msg := errorBody(resp, data, int64(len(data)) > max(limit, maxErrorBody))
 		if len(body) > maxErrorBody {
 			body = body[:red.cut(body, maxErrorBody)]
 		}
@@ -308,12 +333,16 @@ func readResponse(resp *http.Response, call string, limit int64, red redactor) (
 			StatusCode: resp.StatusCode,
 			Reason:     red.apply(reason(resp)),
 			Body:       strings.ToValidUTF8(textcut.TrimIncomplete(textcut.Prefix(red.apply(body), maxErrorBody)), "\uFFFD"),
+			Message:    strings.ToValidUTF8(red.apply(msg), "\uFFFD"),
 		}
 	}
 	if len(data) == 0 {
 		return red.apply(statusLine(resp) + " (empty body)"), nil
 	}
 	truncated := int64(len(data)) > limit
+	if !htmlOK && isHTML(resp.Header.Get("Content-Type"), data) {
+		return red.apply(statusLine(resp) + ": " + summarizeHTML(data[:min(int64(len(data)), limit)], int(min(int64(len(data)), limit)), truncated)), nil
+	}
 	head := data
 	if truncated {
 		head = data[:limit]

@@ -5,10 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"mime/multipart"
 	"net/http"
-	"net/textproto"
 	"net/url"
 	"slices"
 	"strconv"
@@ -39,10 +36,33 @@ type ArgumentError struct {
 	Required []string
 }
 
-// Unwrap returns the problem as the kernel's one arguments error, so that
-// errors.As(err, new(*mcs.ArgumentsError)) works the same for every driver.
-func (e *ArgumentError) Unwrap() error {
-	return &mcs.ArgumentsError{Tool: e.Tool, Problems: []string{e.Problem}}
+// As lets errors.As find the kernel's *mcs.ArgumentsError in an
+// *ArgumentError: a copy with Tool and with Problems made of the problems and a
+// last entry that lists the valid arguments, so that code written against the
+// kernel type (tracing, validation reports) treats REST argument errors alike.
+func (e *ArgumentError) As(target any) bool {
+	t, ok := target.(**mcs.ArgumentsError)
+	if !ok {
+		return false
+	}
+	problems := strings.Split(e.Problem, "; ")
+	if rest := e.Error(); strings.Contains(rest, "; valid arguments: ") {
+		problems = append(problems, rest[strings.LastIndex(rest, "valid arguments: "):])
+	}
+	*t = &mcs.ArgumentsError{Tool: e.Tool, Problems: problems}
+	return true
+}
+
+// ToolName returns the tool the error names.
+func (e *ArgumentError) ToolName() string { return e.Tool }
+
+// WithToolName returns a copy of the error that names the tool name: an
+// orchestrator that exposes the tool under another name (github__issues_get)
+// renames the errors it passes on, so that the model reads the name it used.
+func (e *ArgumentError) WithToolName(name string) error {
+	c := *e
+	c.Tool = name
+	return &c
 }
 
 // Error returns `tool "<name>": <problem>; valid arguments: a (required), b`.
@@ -74,18 +94,28 @@ type StatusError struct {
 	StatusCode int
 	// Reason is the reason phrase, such as "Not Found".
 	Reason string
-	// Body holds the first 500 bytes of the response body, credentials removed.
+	// Body holds the first 500 bytes of the response body, credentials removed:
+	// JSON compacted, an HTML page as a one-line summary (`HTML page "<title>"
+	// (<n> bytes), not shown`).
 	Body string
+	// Message is the error message of a JSON body ({"message": ...},
+	// {"error": {"message": ...}}, ...), credentials removed; "" when there is
+	// none.
+	Message string
 }
 
 // Error returns "<status> <reason>: <body>", without the colon when the body
-// is empty.
+// is empty. When the body was cut before its message, the message comes first:
+// "<status> <reason>: <message>; body: <body>".
 func (e *StatusError) Error() string {
 	s := strconv.Itoa(e.StatusCode)
 	if e.Reason != "" {
 		s += " " + e.Reason
 	}
-	if e.Body != "" {
+	switch {
+	case e.Message != "" && !strings.Contains(e.Body, e.Message):
+		s += ": " + e.Message + "; body: " + e.Body
+	case e.Body != "":
 		s += ": " + e.Body
 	}
 	return s
@@ -124,8 +154,8 @@ func (op *operation) prepare(args map[string]any) (*request, error) {
 	query := u.Query()
 
 	fields := map[string]any{} // JSON body properties
-	form := url.Values{}       // form fields
-	var formOrder []string     // form field names in argument order
+	var form formPairs         // form fields, in order
+	var parts []multipartField // multipart fields, in order
 	var payload any
 	hasPayload := false
 	for _, a := range op.args {
@@ -162,11 +192,11 @@ func (op *operation) prepare(args map[string]any) (*request, error) {
 		case inBody:
 			fields[a.wire] = coerceJSON(v, a.types)
 		case inForm:
-			if err := a.addForm(form, v); err != nil {
-				return nil, op.argError("%v", err)
-			}
-			if !slices.Contains(formOrder, a.wire) {
-				formOrder = append(formOrder, a.wire)
+			v = coerceJSON(v, a.types)
+			if op.body == bodyMultipart {
+				parts = append(parts, multipartField{name: a.wire, value: v, enc: a.enc, binary: a.binary})
+			} else if err := addField(&form, a.wire, v, a.enc); err != nil {
+				return nil, op.argError("argument %q: %v", a.name, err)
 			}
 		case inPayload:
 			payload, hasPayload = coerceJSON(v, a.types), true
@@ -175,7 +205,9 @@ func (op *operation) prepare(args map[string]any) (*request, error) {
 	if err := op.checkPinned(query); err != nil {
 		return nil, err
 	}
-	u.RawQuery = query.Encode()
+	// Spaces as %20, the form OpenAPI's examples use and every server reads
+	// (a literal "+" is already escaped as %2B).
+	u.RawQuery = strings.ReplaceAll(query.Encode(), "+", "%20")
 	r.url = &u
 
 	switch op.body {
@@ -189,17 +221,22 @@ func (op *operation) prepare(args map[string]any) (*request, error) {
 		r.hasBody = r.body != nil
 	case bodyForm:
 		if hasPayload {
-			err = payloadToForm(form, &formOrder, payload)
+			err = op.payloadFields(payload, func(name string, v any, enc fieldEncoding) error {
+				return addField(&form, name, v, enc)
+			})
 		}
-		if len(form) > 0 || op.bodyRequired {
-			r.body, r.hasBody = []byte(form.Encode()), true
+		if err == nil && (len(form) > 0 || op.bodyRequired) {
+			r.body, r.hasBody = []byte(form.encode()), true
 		}
 	case bodyMultipart:
 		if hasPayload {
-			err = payloadToForm(form, &formOrder, payload)
+			err = op.payloadFields(payload, func(name string, v any, enc fieldEncoding) error {
+				parts = append(parts, multipartField{name: name, value: v, enc: enc})
+				return nil
+			})
 		}
-		if err == nil && (len(form) > 0 || op.bodyRequired) {
-			r.body, r.media, err = op.multipartBody(form, formOrder)
+		if err == nil && (len(parts) > 0 || op.bodyRequired) {
+			r.body, r.media, err = multipartBody(parts)
 			r.hasBody = true
 		}
 	case bodyRaw:
@@ -349,7 +386,7 @@ func (a *argument) pathValue(v any) (string, error) {
 			return "", err
 		}
 	case map[string]any:
-		return "", fmt.Errorf("argument %q: a path parameter must be a string, number, boolean or list, not an object", a.name)
+		return a.pathObject(x)
 	default:
 		s, err := a.scalar(x)
 		if err != nil {
@@ -382,6 +419,45 @@ func (a *argument) pathValue(v any) (string, error) {
 	}
 }
 
+// pathObject serialises an object path parameter: simple "k,v,k2,v2"
+// (exploded "k=v,k2=v2"), label ".k,v,k2,v2" (".k=v.k2=v2"), matrix
+// ";name=k,v,k2,v2" (";k=v;k2=v2"); keys in order, every key and value escaped.
+func (a *argument) pathObject(x map[string]any) (string, error) {
+	if !a.allowsObject() {
+		return "", fmt.Errorf("argument %q: a path parameter must be a string, number, boolean or list, not an object", a.name)
+	}
+	if len(x) == 0 {
+		return "", fmt.Errorf("argument %q: an empty object cannot fill a path segment", a.name)
+	}
+	var flat, pairs []string
+	for _, k := range sortedKeys(x) {
+		s, err := a.scalar(x[k])
+		if err != nil {
+			return "", err
+		}
+		if s == "" {
+			return "", fmt.Errorf("argument %q: the value of %q is empty; a path segment needs a value", a.name, k)
+		}
+		k, s = url.PathEscape(k), url.PathEscape(s)
+		flat = append(flat, k, s)
+		pairs = append(pairs, k+"="+s)
+	}
+	switch {
+	case a.style == "label" && a.explode:
+		return "." + strings.Join(pairs, "."), nil
+	case a.style == "label":
+		return "." + strings.Join(flat, ","), nil
+	case a.style == "matrix" && a.explode:
+		return ";" + strings.Join(pairs, ";"), nil
+	case a.style == "matrix":
+		return ";" + a.wire + "=" + strings.Join(flat, ","), nil
+	case a.explode:
+		return strings.Join(pairs, ","), nil
+	default:
+		return strings.Join(flat, ","), nil
+	}
+}
+
 // addQuery adds a query parameter: lists repeated (form, explode) or joined,
 // objects as deepObject or form fields, booleans as true/false.
 func (a *argument) addQuery(q url.Values, v any) error {
@@ -391,6 +467,21 @@ func (a *argument) addQuery(q url.Values, v any) error {
 			return fmt.Errorf("argument %q: %v", a.name, err)
 		}
 		q.Add(a.wire, s)
+		return nil
+	}
+	if a.style == "deepObject" {
+		// Objects nest as name[key][sub]=v and lists as name[]=v, the convention
+		// of the APIs that use deepObject (Stripe's expand[]=...).
+		if m, ok := v.(map[string]any); ok && !a.allowsObject() {
+			return a.scalarOnly(m)
+		}
+		var pairs formPairs
+		if err := deepFields(&pairs, a.wire, v, 0); err != nil {
+			return fmt.Errorf("argument %q: %v", a.name, err)
+		}
+		for _, p := range pairs {
+			q.Add(p.name, p.value)
+		}
 		return nil
 	}
 	switch x := v.(type) {
@@ -423,8 +514,6 @@ func (a *argument) addQuery(q url.Values, v any) error {
 				return err
 			}
 			switch {
-			case a.style == "deepObject":
-				q.Add(a.wire+"["+k+"]", s)
 			case a.explode:
 				q.Add(k, s)
 			default:
@@ -490,26 +579,6 @@ func (a *argument) scalarOnly(v any) error {
 	return err
 }
 
-// addForm adds a form field: lists repeated, objects as JSON text.
-func (a *argument) addForm(form url.Values, v any) error {
-	if list, ok := v.([]any); ok {
-		for _, e := range list {
-			s, err := formScalar(e)
-			if err != nil {
-				return fmt.Errorf("argument %q: %v", a.name, err)
-			}
-			form.Add(a.wire, s)
-		}
-		return nil
-	}
-	s, err := formScalar(v)
-	if err != nil {
-		return fmt.Errorf("argument %q: %v", a.name, err)
-	}
-	form.Add(a.wire, s)
-	return nil
-}
-
 func formScalar(v any) (string, error) {
 	switch v.(type) {
 	case map[string]any, []any:
@@ -518,57 +587,22 @@ func formScalar(v any) (string, error) {
 	return scalarString(v)
 }
 
-// payloadToForm adds the fields of a whole-body argument given as an object.
-func payloadToForm(form url.Values, order *[]string, payload any) error {
+// payloadFields hands each field of a whole-body argument given as an object
+// to add, in name order, with the field's encoding.
+func (op *operation) payloadFields(payload any, add func(name string, v any, enc fieldEncoding) error) error {
 	m, ok := payload.(map[string]any)
 	if !ok {
 		return errors.New("a form body must be an object of field names and values")
 	}
 	for _, k := range sortedKeys(m) {
-		a := argument{name: k, wire: k}
-		if err := a.addForm(form, m[k]); err != nil {
-			return err
+		if m[k] == nil {
+			continue
 		}
-		if !slices.Contains(*order, k) {
-			*order = append(*order, k)
+		if err := add(k, m[k], newFieldEncoding(op.encoding[k])); err != nil {
+			return fmt.Errorf("field %q: %w", k, err)
 		}
 	}
 	return nil
-}
-
-// multipartBody encodes form as multipart/form-data; binary fields are sent as
-// files named after the field.
-func (op *operation) multipartBody(form url.Values, order []string) ([]byte, string, error) {
-	var buf bytes.Buffer
-	w := multipart.NewWriter(&buf)
-	for _, name := range order {
-		binary := false
-		if a := op.argIn(name, inForm); a != nil {
-			binary = a.binary
-		}
-		for _, v := range form[name] {
-			if !binary {
-				if err := w.WriteField(name, v); err != nil {
-					return nil, "", err
-				}
-				continue
-			}
-			h := textproto.MIMEHeader{}
-			h.Set("Content-Disposition", fmt.Sprintf(`form-data; name=%q; filename=%q`, name, name))
-			h.Set("Content-Type", "application/octet-stream")
-			part, err := w.CreatePart(h)
-			if err != nil {
-				return nil, "", err
-			}
-			if _, err := io.WriteString(part, v); err != nil {
-				return nil, "", err
-			}
-		}
-	}
-	if err := w.Close(); err != nil {
-		return nil, "", err
-	}
-	return buf.Bytes(), w.FormDataContentType(), nil
 }
 
 // scalars serialises the items of a list with scalar.

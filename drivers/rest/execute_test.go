@@ -38,7 +38,7 @@ func TestExecutePetstore(t *testing.T) {
 			name: "query: array repeated, boolean, integer",
 			tool: "listPets",
 			args: map[string]any{"limit": 5.0, "tags": []any{"a", "b c"}, "vaccinated": true},
-			want: recorded{Method: "GET", URI: "/v1/pets?limit=5&tags=a&tags=b+c&vaccinated=true", Header: hdr()},
+			want: recorded{Method: "GET", URI: "/v1/pets?limit=5&tags=a&tags=b%20c&vaccinated=true", Header: hdr()},
 		},
 		{
 			name: "no arguments",
@@ -257,7 +257,7 @@ paths:
 		t.Fatal(err)
 	}
 	q := url.Values{"csv": {"a,b"}, "pipes": {"c|d"}, "spaces": {"e f"}, "exploded": {"g", "h"}, "filter[color]": {"red"}, "json": {`{"k":1}`}}
-	want := []recorded{{Method: "GET", URI: "/s/1,2?" + q.Encode(), Header: hdr()}}
+	want := []recorded{{Method: "GET", URI: "/s/1,2?" + strings.ReplaceAll(q.Encode(), "+", "%20"), Header: hdr()}}
 	if diff := cmp.Diff(want, api.requests()); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)
 	}

@@ -12,10 +12,16 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/mcs-go/mcs"
+	"github.com/mcs-go/mcs/internal/toolname"
 )
 
-// maxNameLen is the longest tool name the driver publishes.
+// maxNameLen is the longest tool name the driver publishes, and the default of
+// Config.MaxNameLength.
 const maxNameLen = 64
+
+// minNameLen is the smallest Config.MaxNameLength: room for a readable start
+// and the hash of a shortened name.
+const minNameLen = 16
 
 // Where an argument goes.
 const (
@@ -61,8 +67,14 @@ type operation struct {
 	// bodyRequired says the document requires a body even when no body
 	// argument is given.
 	bodyRequired bool
-	base         *url.URL
-	baseErr      error
+	// encoding holds the form or multipart body's encoding objects by field
+	// name, for a body given whole as one "body" argument.
+	encoding openapi3.Encodings
+	// htmlOK says the operation documents an HTML response, which is then
+	// returned as it is rather than summarised.
+	htmlOK  bool
+	base    *url.URL
+	baseErr error
 	// security lists the alternatives the document allows, in order; one of
 	// them must be satisfied. An empty alternative means anonymous access. Nil
 	// means the operation needs no credentials.
@@ -78,8 +90,9 @@ type argument struct {
 	types    []string // the schema's types; nil means any
 	style    string
 	explode  bool
-	asJSON   bool // a parameter with content: the value is sent as JSON text
-	binary   bool // a multipart field sent as a file
+	asJSON   bool          // a parameter with content: the value is sent as JSON text
+	binary   bool          // a multipart field sent as a file
+	enc      fieldEncoding // a form or multipart field: its encoding
 }
 
 type schemeUse struct {
@@ -144,7 +157,11 @@ func (b *builder) build(ol outline) *spec {
 			if b.base == nil && op.Servers != nil && len(*op.Servers) > 0 {
 				o.base, o.baseErr = b.server((*op.Servers)[0])
 			}
-			o.tool.Name = uniqueToolName(baseToolName(op.OperationID, m, po.path), used)
+			full := baseToolName(op.OperationID, m, po.path)
+			o.tool.Name = uniqueToolName(toolname.Shorten(full, b.nameLimit()), used, b.nameLimit())
+			if o.tool.Name != full {
+				o.tool.Description += "\n\n(operationId: " + originalID(op.OperationID, m, po.path) + ")"
+			}
 			s.tools = append(s.tools, o.tool)
 			s.ops[o.tool.Name] = o
 		}
@@ -222,6 +239,7 @@ func (b *builder) server(srv *openapi3.Server) (*url.URL, error) {
 func (b *builder) operation(path, method string, item *openapi3.PathItem, op *openapi3.Operation) *operation {
 	o := &operation{method: strings.ToUpper(method), path: path, index: map[string]int{}}
 	o.tool.Title = strings.TrimSpace(op.Summary)
+	o.tool.Annotations = methodAnnotations(o.method)
 	switch {
 	case strings.TrimSpace(op.Description) != "":
 		o.tool.Description = strings.TrimSpace(op.Description)
@@ -263,6 +281,7 @@ func (b *builder) operation(path, method string, item *openapi3.PathItem, op *op
 	if op.RequestBody != nil && op.RequestBody.Value != nil {
 		o.addBody(op.RequestBody.Value)
 	}
+	o.htmlOK = documentsHTML(op.Responses)
 	o.security = b.security(op)
 	return o
 }
@@ -338,6 +357,13 @@ func (o *operation) addBody(rb *openapi3.RequestBody) {
 	var schemaRef *openapi3.SchemaRef
 	if mt != nil {
 		schemaRef = mt.Schema
+		if kind == bodyForm || kind == bodyMultipart {
+			o.encoding = mt.Encoding
+		}
+	}
+	if emptyObject(schemaRef) {
+		// Nothing to send (Stripe gives most GETs such a body): no parameter.
+		return
 	}
 	if kind == bodyJSON || kind == bodyForm || kind == bodyMultipart {
 		if shape, ok := flattenObject(schemaRef); ok {
@@ -351,6 +377,9 @@ func (o *operation) addBody(rb *openapi3.RequestBody) {
 					continue
 				}
 				a := argument{wire: prop, in: in, required: shape.required[prop], types: schemaTypes(ps)}
+				if in == inForm {
+					a.enc = newFieldEncoding(o.encoding[prop])
+				}
 				if kind == bodyMultipart && ps != nil && ps.Value != nil {
 					a.binary = ps.Value.Format == "binary" || ps.Value.ContentMediaType == "application/octet-stream"
 				}
@@ -512,9 +541,9 @@ func (b *builder) security(op *openapi3.Operation) [][]schemeUse {
 	return out
 }
 
-// baseToolName derives a tool name: the operationId, else <method>_<path>
-// with the slashes as underscores and the braces dropped; every character
-// outside [A-Za-z0-9_-] becomes "_"; at most maxNameLen characters.
+// baseToolName derives the full tool name: the operationId, else
+// <method>_<path> with the slashes as underscores and the braces dropped; every
+// character outside [A-Za-z0-9_-] becomes "_". The caller shortens it.
 func baseToolName(operationID, method, path string) string {
 	raw := operationID
 	if raw == "" {
@@ -526,6 +555,7 @@ func baseToolName(operationID, method, path string) string {
 		}
 	}
 	var sb strings.Builder
+	sb.Grow(len(raw))
 	for _, r := range raw {
 		switch {
 		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-':
@@ -533,21 +563,88 @@ func baseToolName(operationID, method, path string) string {
 		default:
 			sb.WriteByte('_')
 		}
-		if sb.Len() == maxNameLen {
-			break
-		}
 	}
 	return sb.String()
 }
 
-// uniqueToolName returns name, or name_2, name_3, ... (cut to fit maxNameLen),
-// whichever is free first, and marks it used.
-func uniqueToolName(name string, used map[string]bool) string {
+// originalID names an operation for a shortened tool's description: its
+// operationId, else "<METHOD> <path>".
+func originalID(operationID, method, path string) string {
+	if operationID != "" {
+		return operationID
+	}
+	return strings.ToUpper(method) + " " + path
+}
+
+// nameLimit is the longest tool name this document's tools may have.
+func (b *builder) nameLimit() int {
+	if b.cfg.MaxNameLength > 0 {
+		return b.cfg.MaxNameLength
+	}
+	return maxNameLen
+}
+
+// uniqueToolName returns name, or name_2, name_3, ... (shortened to limit with
+// a hash when longer), whichever is free first, and marks it used.
+func uniqueToolName(name string, used map[string]bool, limit int) string {
 	final := name
 	for i := 2; used[final]; i++ {
-		suffix := "_" + strconv.Itoa(i)
-		final = name[:min(len(name), maxNameLen-len(suffix))] + suffix
+		final = toolname.Shorten(name+"_"+strconv.Itoa(i), limit)
 	}
 	used[final] = true
 	return final
+}
+
+// methodAnnotations derives the behaviour hints of an operation from its HTTP
+// method (RFC 9110 semantics): GET, HEAD and OPTIONS are read-only; PUT and
+// DELETE are idempotent and may overwrite or delete; POST and PATCH may change
+// anything. A document can break these semantics, so they stay hints.
+func methodAnnotations(method string) *mcs.ToolAnnotations {
+	switch method {
+	case "GET", "HEAD", "OPTIONS":
+		return &mcs.ToolAnnotations{ReadOnly: true}
+	case "PUT", "DELETE":
+		return &mcs.ToolAnnotations{Destructive: true, Idempotent: true}
+	default:
+		return &mcs.ToolAnnotations{Destructive: true}
+	}
+}
+
+// documentsHTML reports whether any response of an operation declares an HTML
+// media type.
+func documentsHTML(rs *openapi3.Responses) bool {
+	if rs == nil {
+		return false
+	}
+	for _, r := range rs.Map() {
+		if r == nil || r.Value == nil {
+			continue
+		}
+		for media := range r.Value.Content {
+			if mt, _, err := mime.ParseMediaType(media); err == nil && (mt == "text/html" || mt == "application/xhtml+xml") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// emptyObject reports whether a body schema admits only an empty object: type
+// object (or no type) with additionalProperties false and no properties,
+// allOf, oneOf, anyOf or pattern properties, as Stripe declares the bodies of
+// its GET operations. Such a body takes no parameter. (A bare {type: object}
+// admits any object and keeps its "body" parameter.)
+func emptyObject(ref *openapi3.SchemaRef) bool {
+	if ref == nil || ref.Value == nil || externalRef(ref) != "" {
+		return false
+	}
+	s := ref.Value
+	if !s.Type.Is("object") && !s.Type.IsEmpty() {
+		return false
+	}
+	if len(s.Properties) > 0 || len(s.AllOf) > 0 || len(s.OneOf) > 0 || len(s.AnyOf) > 0 ||
+		len(s.PatternProperties) > 0 || s.AdditionalProperties.Schema != nil {
+		return false
+	}
+	return s.AdditionalProperties.Has != nil && !*s.AdditionalProperties.Has
 }

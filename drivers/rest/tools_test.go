@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcs-go/mcs/internal/toolname"
 	"strings"
 	"testing"
 
@@ -19,7 +20,7 @@ import (
 func petstoreTools() []mcs.Tool {
 	return []mcs.Tool{
 		{
-			Name: "listPets", Title: "List all pets", Description: "List all pets",
+			Name: "listPets", Title: "List all pets", Description: "List all pets", Annotations: readOnly,
 			Parameters: []mcs.Parameter{
 				{Name: "limit", Description: "How many items to return at one time (max 100)",
 					Schema: map[string]any{"type": "integer", "format": "int32", "maximum": 100.0, "default": 20.0}},
@@ -29,7 +30,7 @@ func petstoreTools() []mcs.Tool {
 			},
 		},
 		{
-			Name: "createPet", Title: "Create a pet", Description: "Create a pet",
+			Name: "createPet", Title: "Create a pet", Description: "Create a pet", Annotations: writes,
 			Parameters: []mcs.Parameter{
 				{Name: "name", Description: "The pet's name", Required: true,
 					Schema: map[string]any{"type": "string", "description": "The pet's name"}},
@@ -37,7 +38,7 @@ func petstoreTools() []mcs.Tool {
 			},
 		},
 		{
-			Name: "deletePet", Title: "Delete a pet", Description: "Delete a pet",
+			Name: "deletePet", Title: "Delete a pet", Description: "Delete a pet", Annotations: idempotentWrite,
 			Parameters: []mcs.Parameter{
 				{Name: "X-Request-ID", Description: "Correlation id", Required: true,
 					Schema: map[string]any{"type": "string", "format": "uuid"}},
@@ -45,16 +46,23 @@ func petstoreTools() []mcs.Tool {
 			},
 		},
 		{
-			Name: "showPetById", Title: "Info for a specific pet", Description: "Returns one pet by its id.",
+			Name: "showPetById", Title: "Info for a specific pet", Description: "Returns one pet by its id.", Annotations: readOnly,
 			Parameters: []mcs.Parameter{
 				{Name: "session", Schema: map[string]any{"type": "string"}},
 				{Name: "petId", Description: "The id of the pet", Required: true, Schema: map[string]any{"type": "string"}},
 				{Name: "X-Request-ID", Schema: map[string]any{"type": "string"}},
 			},
 		},
-		{Name: "get_store_inventory", Description: "GET /store/inventory"},
+		{Name: "get_store_inventory", Description: "GET /store/inventory", Annotations: readOnly},
 	}
 }
+
+// The annotations of the methods.
+var (
+	readOnly        = &mcs.ToolAnnotations{ReadOnly: true}
+	writes          = &mcs.ToolAnnotations{Destructive: true}
+	idempotentWrite = &mcs.ToolAnnotations{Destructive: true, Idempotent: true}
+)
 
 func listTools(t *testing.T, cfg Config) []mcs.Tool {
 	t.Helper()
@@ -91,7 +99,7 @@ func TestListToolsSwaggerMatchesOpenAPI3(t *testing.T) {
 func TestListToolsOpenAPI31(t *testing.T) {
 	want := []mcs.Tool{
 		{
-			Name: "createNote", Title: "Create a note", Description: "Create a note",
+			Name: "createNote", Title: "Create a note", Description: "Create a note", Annotations: writes,
 			Parameters: []mcs.Parameter{
 				{Name: "body", Schema: map[string]any{"type": []any{"string", "null"}}},
 				{Name: "kind", Schema: map[string]any{"const": "note"}},
@@ -100,7 +108,7 @@ func TestListToolsOpenAPI31(t *testing.T) {
 			},
 		},
 		{
-			Name: "getNote", Description: "GET /notes/{id}",
+			Name: "getNote", Description: "GET /notes/{id}", Annotations: readOnly,
 			Parameters: []mcs.Parameter{
 				{Name: "id", Required: true, Schema: map[string]any{"type": "integer", "exclusiveMinimum": 0.0}},
 				{Name: "fields", Schema: map[string]any{"type": []any{"array", "null"}, "items": map[string]any{"type": "string"}}},
@@ -255,8 +263,8 @@ func TestToolNames(t *testing.T) {
 		{"", "delete", "/v1/users/{user-id}/keys.json", "delete_v1_users_user-id_keys_json"},
 		{"get pets/all:now", "get", "/x", "get_pets_all_now"},
 		{"créer", "post", "/x", "cr_er"},
-		{long, "get", "/x", long[:64]},
-		{"", "get", "/" + long, ("get_" + long)[:64]},
+		{long, "get", "/x", long},
+		{"", "get", "/" + long, "get_" + long},
 	}
 	for _, tc := range tests {
 		if got := baseToolName(tc.opID, tc.method, tc.path); got != tc.want {
@@ -267,9 +275,9 @@ func TestToolNames(t *testing.T) {
 	used := map[string]bool{}
 	var got []string
 	for _, n := range []string{"a", "a", "a", "a_2", long[:64], long[:64]} {
-		got = append(got, uniqueToolName(n, used))
+		got = append(got, uniqueToolName(n, used, 64))
 	}
-	want := []string{"a", "a_2", "a_3", "a_2_2", long[:64], long[:62] + "_2"}
+	want := []string{"a", "a_2", "a_3", "a_2_2", long[:64], toolname.Shorten(long[:64]+"_2", 64)}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("unique names (-want +got):\n%s", diff)
 	}
@@ -429,6 +437,7 @@ func TestListToolsReturnsCopies(t *testing.T) {
 	}
 	first[0].Parameters[0].Schema["type"] = "mutated"
 	first[0].Parameters = nil
+	first[0].Annotations.ReadOnly = false
 	second, err := td.ListTools(ctx)
 	if err != nil {
 		t.Fatal(err)
