@@ -1,0 +1,30 @@
+// Command mcs inspects, calls and composes MCS drivers from the terminal. The
+// drivers and their middleware are declared in a stack file (mcs.toml, or
+// --stack FILE); --openapi, --fs and --csv declare drivers without one. With
+// neither, mcs runs its embedded demo: a pet store API on loopback and a small
+// CSV data set.
+//
+//	mcs tools                    the tools of the stack
+//	mcs describe TOOL            one tool and its parameters
+//	mcs call TOOL key=value...   run a tool through the whole stack
+//	mcs inspect                  explore and run the tools interactively
+//	mcs prompt                   the system message a model gets
+//	mcs process [FILE|-]         what a model reply would do
+//	mcs health                   healthcheck of the stack
+//
+// Exit codes: 0 success, 1 a tool failed or was denied (health: WARNING or
+// UNKNOWN), 2 a usage or stack error (health: ERROR).
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
