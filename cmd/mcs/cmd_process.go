@@ -115,4 +115,3 @@ func reply(data []byte) any {
 	}
 	return string(data)
 }
-
