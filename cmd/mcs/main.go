@@ -20,11 +20,26 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"runtime/debug"
 )
 
 func main() {
+	tuneGC()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
+}
+
+// tuneGC trades memory for time, as suits a short-lived command: loading a large
+// API description allocates much short-lived garbage, and collecting it less
+// often saves a good part of the CPU time. A soft memory limit keeps the heap
+// bounded. GOGC and GOMEMLIMIT set by the user win.
+func tuneGC() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(256 << 20)
+	}
 }
