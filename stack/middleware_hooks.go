@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"path/filepath"
 
 	"github.com/mcs-go/mcs"
 	"github.com/mcs-go/mcs/middleware/hooks"
@@ -30,10 +31,9 @@ type hooksConfig struct {
 //	max_value_len = 256
 func decodeHooks(t *Table) MiddlewareConfig {
 	c := &hooksConfig{}
-	if t.String("audit_log") == "-" {
-		c.auditLog = "-"
-	} else {
-		c.auditLog = t.Path("audit_log")
+	c.auditLog = t.String("audit_log")
+	if c.auditLog != "" && c.auditLog != "-" && !filepath.IsAbs(c.auditLog) {
+		c.auditLog = filepath.Join(t.Dir(), c.auditLog)
 	}
 	if t.Has("redact_keys") {
 		c.opts = append(c.opts, hooks.WithRedactKeys(t.Strings("redact_keys")...))

@@ -125,10 +125,41 @@ func Parse(name string, data []byte) (*Stack, error) {
 	if err := root.Err(); err != nil {
 		errs = append(errs, err)
 	}
-	if err := errors.Join(errs...); err != nil {
+	if err := sortedJoin(errs); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// sortedJoin flattens errs into their *Errors, sorts them by line (stable, so
+// the problems of one line keep their order) and joins them.
+func sortedJoin(errs []error) error {
+	var flat []error
+	var walk func(error)
+	walk = func(err error) {
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range j.Unwrap() {
+				walk(e)
+			}
+			return
+		}
+		flat = append(flat, err)
+	}
+	for _, e := range errs {
+		walk(e)
+	}
+	slices.SortStableFunc(flat, func(a, b error) int {
+		return lineOf(a) - lineOf(b)
+	})
+	return errors.Join(flat...)
+}
+
+func lineOf(err error) int {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Line
+	}
+	return 0
 }
 
 func (s *Stack) parseDrivers(root *Table, errs *[]error) {
