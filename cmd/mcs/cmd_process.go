@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -72,7 +70,9 @@ Exit code 1 when a call failed or was denied.`,
 			if err != nil {
 				return err
 			}
-			resp := d.ProcessLLMResponse(c.Context(), reply(data))
+			// A JSON object is decoded as a native message by the driver; anything
+			// else is model text.
+			resp := d.ProcessLLMResponse(c.Context(), data)
 			out := responseJSON{
 				CallExecuted: resp.CallExecuted, CallFailed: resp.CallFailed, CallPending: resp.CallPending,
 				RetryPrompt: resp.RetryPrompt, Calls: []callJSON{}, Messages: resp.Messages,
@@ -101,17 +101,4 @@ Exit code 1 when a call failed or was denied.`,
 			return nil
 		},
 	}
-}
-
-// reply is the model reply in data: a decoded JSON object (a native message), or
-// text.
-func reply(data []byte) any {
-	t := bytes.TrimSpace(data)
-	if len(t) > 0 && t[0] == '{' {
-		var m map[string]any
-		if json.Unmarshal(t, &m) == nil {
-			return m
-		}
-	}
-	return string(data)
 }
