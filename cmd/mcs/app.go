@@ -64,6 +64,11 @@ type app struct {
 	csv       []string
 	baseURL   string
 
+	// ask answers the permission questions of the stack; nil means asking on
+	// stderr and reading the answer from stdin. A command whose stdin is not
+	// the user's (serve-mcp) sets it before the stack is built.
+	ask permission.ConsentFunc
+
 	st     *stack.Stack
 	demo   *demo.Demo
 	driver mcs.Driver
@@ -91,10 +96,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return code
 }
 
-// oneLine joins the lines of a message with "; ", so that each error is one
-// line; a joined list of stack file problems keeps one problem per line.
+// oneLine trims a message. Every error is one line, except a list of stack
+// file problems, which keeps one problem per line, each prefixed "mcs: ".
 func oneLine(s string) string {
-	return strings.TrimSpace(s)
+	return strings.ReplaceAll(strings.TrimSpace(s), "\n", "\nmcs: ")
 }
 
 func (a *app) root() *cobra.Command {
@@ -184,7 +189,11 @@ func (a *app) load() (*stack.Stack, error) {
 	if err != nil {
 		return nil, err
 	}
-	st.Host = stack.Host{Consent: a.consent(), Stderr: a.stderr}
+	consent := a.ask
+	if consent == nil {
+		consent = a.consent()
+	}
+	st.Host = stack.Host{Consent: consent, Stderr: a.stderr}
 	a.st = st
 	return st, nil
 }

@@ -43,13 +43,14 @@ It reads lines from stdin, so it can be driven by a script as well as by a perso
 			if err != nil {
 				return err
 			}
-			in := &inspector{a: a, tools: tools, td: td}
+			in := &inspector{ctx: c.Context(), a: a, tools: tools, td: td}
 			return in.loop(c.Context())
 		},
 	}
 }
 
 type inspector struct {
+	ctx   context.Context
 	a     *app
 	tools []mcs.Tool
 	td    mcs.ToolDriver
@@ -58,9 +59,27 @@ type inspector struct {
 func (in *inspector) printf(format string, args ...any) { fmt.Fprintf(in.a.stdout, format, args...) }
 
 // readLine reads one line of stdin without its line end; io.EOF at the end of
-// input.
+// input, the context's error when it ends first (an interrupt). The read runs
+// on its own goroutine so that an interrupt need not wait for a line; when ctx
+// ends the command ends, so the abandoned read takes nothing from anyone.
 func (in *inspector) readLine() (string, error) {
-	line, err := in.a.stdin.ReadString('\n')
+	type read struct {
+		line string
+		err  error
+	}
+	ch := make(chan read, 1)
+	go func() {
+		line, err := in.a.stdin.ReadString('\n')
+		ch <- read{line, err}
+	}()
+	var line string
+	var err error
+	select {
+	case r := <-ch:
+		line, err = r.line, r.err
+	case <-in.ctx.Done():
+		return "", in.ctx.Err()
+	}
 	if err != nil && (line == "" || !errors.Is(err, io.EOF)) {
 		return "", err
 	}
@@ -81,8 +100,8 @@ func (in *inspector) loop(ctx context.Context) error {
 		line, err := in.readLine()
 		if err != nil {
 			in.printf("\n")
-			if errors.Is(err, io.EOF) {
-				return nil
+			if errors.Is(err, io.EOF) || ctx.Err() != nil {
+				return nil // end of input or an interrupt: leave
 			}
 			return err
 		}

@@ -25,7 +25,13 @@ import (
 
 func main() {
 	tuneGC()
+	// The first interrupt ends the context (calls, questions and the inspector
+	// stop, the demo is cleaned up); a second one ends the process at once.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)

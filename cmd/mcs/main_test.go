@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -377,3 +379,50 @@ func TestProgress(t *testing.T) {
 }
 
 var _ http.Handler = demo.NewStore().Handler()
+
+// TestInspectInterrupt checks that the inspector leaves when the context ends
+// (an interrupt) while it waits for a line.
+func TestInspectInterrupt(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	out := &promptWriter{prompts: make(chan struct{}, 10)}
+	var errOut bytes.Buffer
+	done := make(chan int)
+	go func() { done <- run(ctx, []string{"inspect"}, pr, out, &errOut) }()
+	<-out.prompts // the first prompt: the inspector waits for a line
+	if _, err := pw.Write([]byte("list\n")); err != nil {
+		t.Fatal(err)
+	}
+	<-out.prompts // the list is shown and the inspector waits again
+	cancel()
+	if code := <-done; code != 0 {
+		t.Errorf("exit code %d after an interrupt, want 0; stderr:\n%s", code, errOut.String())
+	}
+	if !strings.Contains(out.String(), "pets__findPetsByStatus") {
+		t.Errorf("the list was not shown:\n%s", out.String())
+	}
+}
+
+// promptWriter collects output and signals every prompt of the inspector.
+type promptWriter struct {
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	prompts chan struct{}
+}
+
+func (w *promptWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if bytes.Contains(p, []byte("mcs> ")) {
+		w.prompts <- struct{}{}
+	}
+	return w.buf.Write(p)
+}
+
+func (w *promptWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
