@@ -16,6 +16,8 @@ func init() {
 	})
 }
 
+var _ DriverConfig = (*csvDriver)(nil)
+
 type csvDriver struct{ cfg csv.Config }
 
 // decodeCSV reads a [[driver]] table of type "csv":

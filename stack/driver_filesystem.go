@@ -15,6 +15,8 @@ func init() {
 	})
 }
 
+var _ DriverConfig = (*filesystemDriver)(nil)
+
 type filesystemDriver struct{ cfg filesystem.Config }
 
 // decodeFilesystem reads a [[driver]] table of type "filesystem":

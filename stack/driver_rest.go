@@ -15,6 +15,8 @@ func init() {
 	})
 }
 
+var _ DriverConfig = (*restDriver)(nil)
+
 type restDriver struct {
 	cfg   rest.Config
 	label string

@@ -17,6 +17,8 @@ func init() {
 }
 
 // authConfig is [middleware.auth], which has no keys.
+var _ MiddlewareConfig = authConfig{}
+
 type authConfig struct{}
 
 func (authConfig) Middleware(context.Context, *Builder) (mcs.ToolMiddleware, error) {

@@ -19,6 +19,8 @@ func init() {
 	})
 }
 
+var _ MiddlewareConfig = (*hooksConfig)(nil)
+
 type hooksConfig struct {
 	auditLog string // "" no audit, "-" stderr, else a file path
 	opts     []hooks.AuditOption

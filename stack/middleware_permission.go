@@ -17,6 +17,8 @@ func init() {
 	})
 }
 
+var _ MiddlewareConfig = (*permissionConfig)(nil)
+
 type permissionConfig struct {
 	rules []permission.Rule
 	ask   bool

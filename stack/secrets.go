@@ -97,9 +97,18 @@ func secretReason(key, s string) string {
 	case schemePattern.MatchString(s):
 		return "the value looks like an Authorization header value"
 	}
-	if u, err := url.Parse(s); err == nil && u.User != nil && u.Scheme != "" {
-		if _, has := u.User.Password(); has {
-			return "the URL carries a password"
+	if u, err := url.Parse(s); err == nil && u.Scheme != "" {
+		if u.User != nil {
+			if _, has := u.User.Password(); has {
+				return "the URL carries a password"
+			}
+		}
+		for name, values := range u.Query() {
+			for _, v := range values {
+				if v != "" && secretReason(name, v) != "" {
+					return "the URL carries a credential in its query (" + strconv.Quote(name) + ")"
+				}
+			}
 		}
 	}
 	if opaquePattern.MatchString(s) && looksRandom(s) {

@@ -176,6 +176,8 @@ func TestSecretsRefused(t *testing.T) {
 		{"password in URL", `spec = "https://user:hunter2@api.example.com/openapi.json"`, true},
 		{"random string", `include_tags = ["Zx8Kq2LmP9vR4tY7wB3nC6hJ1dF5gS0aQ"]`, true},
 		{"aws key", `include_tags = ["AKIAIOSFODNN7EXAMPLE1234"]`, true},
+		{"token in URL query", `spec = "https://api.example.com/openapi.json?access_token=abc123"`, true},
+		{"plain query", `spec = "https://api.example.com/openapi.json?version=3"`, false},
 		{"plain URL", `spec = "https://api.github.com/openapi/v3/api.github.com.json"`, false},
 		{"long path", `spec = "./specs/very-long-directory-name/api-description-2026-11.json"`, false},
 		{"long tag", `include_tags = ["repositoryManagementAndAdministration"]`, false},
