@@ -90,7 +90,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if errors.As(err, &ee) {
 		code = ee.code
 	}
-	if msg := oneLine(err.Error()); msg != "" {
+	if msg := safeText(oneLine(err.Error())); msg != "" {
 		fmt.Fprintln(stderr, "mcs: "+msg)
 	}
 	return code

@@ -34,8 +34,18 @@ func newDescribeCommand(a *app) *cobra.Command {
 	}
 }
 
-// describe writes a tool's description and parameter table.
+// describe writes a tool's description and parameter table, safe for a
+// terminal.
 func describe(out io.Writer, t mcs.Tool) error {
+	var b strings.Builder
+	if err := describeTo(&b, t); err != nil {
+		return err
+	}
+	_, err := io.WriteString(out, safeText(b.String()))
+	return err
+}
+
+func describeTo(out io.Writer, t mcs.Tool) error {
 	fmt.Fprintln(out, t.Name)
 	if t.Title != "" && t.Title != t.Description {
 		fmt.Fprintln(out, "  "+t.Title)

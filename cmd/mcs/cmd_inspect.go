@@ -56,7 +56,11 @@ type inspector struct {
 	td    mcs.ToolDriver
 }
 
-func (in *inspector) printf(format string, args ...any) { fmt.Fprintf(in.a.stdout, format, args...) }
+// printf writes to stdout, made safe for a terminal: names, hints and errors
+// come from drivers.
+func (in *inspector) printf(format string, args ...any) {
+	fmt.Fprint(in.a.stdout, safeText(fmt.Sprintf(format, args...)))
+}
 
 // readLine reads one line of stdin without its line end; io.EOF at the end of
 // input, the context's error when it ends first (an interrupt). The read runs
@@ -137,7 +141,7 @@ func (in *inspector) list() {
 		if title == "" {
 			title = t.Description
 		}
-		in.printf("%3d  %s  %s\n", i+1, t.Name, firstLine(title, 60))
+		in.printf("%3d  %s  %s\n", i+1, safeText(t.Name), safeText(firstLine(title, 60)))
 	}
 }
 
@@ -173,7 +177,7 @@ func (in *inspector) pick(q string) (mcs.Tool, bool) {
 	}
 	in.printf("%q matches %d tools:\n", q, len(matches))
 	for i, t := range matches {
-		in.printf("%3d  %s\n", i+1, t.Name)
+		in.printf("%3d  %s\n", i+1, safeText(t.Name))
 	}
 	in.printf("Which one (1-%d, empty to cancel)? ", len(matches))
 	line, err := in.readLine()

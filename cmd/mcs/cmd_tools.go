@@ -63,7 +63,7 @@ func newToolsCommand(a *app) *cobra.Command {
 				if title == "" {
 					title = t.Description
 				}
-				fmt.Fprintf(w, "%d\t%s\t%s\t%d\n", i+1, t.Name, firstLine(title, 60), len(t.Parameters))
+				fmt.Fprintf(w, "%d\t%s\t%s\t%d\n", i+1, safeText(t.Name), safeText(firstLine(title, 60)), len(t.Parameters))
 			}
 			return w.Flush()
 		},
