@@ -271,3 +271,22 @@ func (a *app) consent() permission.ConsentFunc {
 		return ok, err
 	}
 }
+
+// completeTool completes the first argument with the names of the stack's
+// tools, for shell completion.
+func (a *app) completeTool(c *cobra.Command, args []string, prefix string) ([]string, cobra.ShellCompDirective) {
+	if len(args) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	tools, _, err := a.tools(c.Context())
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveError
+	}
+	var names []string
+	for _, t := range tools {
+		if strings.HasPrefix(t.Name, prefix) {
+			names = append(names, t.Name)
+		}
+	}
+	return names, cobra.ShellCompDirectiveNoFileComp
+}

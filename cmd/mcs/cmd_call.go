@@ -31,7 +31,8 @@ Exit code 1 when the tool fails, is denied or needs authentication.`,
 		Example: `  mcs call pets__findPetsByStatus status=available
   mcs call pets__addPet name=Rex species=dog
   mcs call shelter__read_csv_head --args '{"path": "adoptions.csv", "limit": 3}'`,
-		Args: usageArgs(cobra.MinimumNArgs(1)),
+		Args:              usageArgs(cobra.MinimumNArgs(1)),
+		ValidArgsFunction: a.completeTool,
 		RunE: func(c *cobra.Command, args []string) error {
 			tools, td, err := a.tools(c.Context())
 			if err != nil {

@@ -15,11 +15,12 @@ func init() { addCommand(newDescribeCommand) }
 
 func newDescribeCommand(a *app) *cobra.Command {
 	return &cobra.Command{
-		Use:     "describe TOOL",
-		Short:   "Show a tool's description and parameters",
-		Long:    "describe shows one tool: its description and a table of its parameters (name, required, type, allowed values, default, description).",
-		Example: "  mcs describe pets__findPetsByStatus",
-		Args:    usageArgs(cobra.ExactArgs(1)),
+		Use:               "describe TOOL",
+		Short:             "Show a tool's description and parameters",
+		Long:              "describe shows one tool: its description and a table of its parameters (name, required, type, allowed values, default, description).",
+		Example:           "  mcs describe pets__findPetsByStatus",
+		Args:              usageArgs(cobra.ExactArgs(1)),
+		ValidArgsFunction: a.completeTool,
 		RunE: func(c *cobra.Command, args []string) error {
 			tools, _, err := a.tools(c.Context())
 			if err != nil {

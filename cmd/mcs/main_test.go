@@ -426,3 +426,11 @@ func (w *promptWriter) String() string {
 	defer w.mu.Unlock()
 	return w.buf.String()
 }
+
+// TestCompleteTool checks the shell completion of tool names.
+func TestCompleteTool(t *testing.T) {
+	r := mcsRun(t, "", "__complete", "call", "pets__get")
+	if r.code != 0 || !strings.Contains(r.stdout, "pets__getPetById\npets__getInventory\n") {
+		t.Errorf("completion: exit %d\n%s", r.code, r.stdout)
+	}
+}
