@@ -233,5 +233,8 @@ func (b *Builder) Host() Host { return b.host }
 func (b *Builder) OnClose(f func() error) { b.closers = append(b.closers, f) }
 
 func unknownName(kind, got string, known []string) error {
+	if near := nearest(got, known); near != "" {
+		return fmt.Errorf("unknown %s %q; did you mean %q? use one of %v", kind, got, near, known)
+	}
 	return fmt.Errorf("unknown %s %q; use one of %v", kind, got, known)
 }

@@ -70,7 +70,7 @@ type = "filesystem"
 `,
 			want: []string{
 				`s.toml:6: [[driver]] "pets", key "timeout": must be a string, such as timeout = "..." (got an integer)`,
-				`s.toml:7: [[driver]] "pets", key "spek": unknown key; the keys here are base_url, credentials, headers, include_paths, include_tags, label, max_response_bytes, spec, timeout, type`,
+				`s.toml:7: [[driver]] "pets", key "spek": unknown key; did you mean "spec"? the keys here are base_url, credentials, headers, include_paths, include_tags, label, max_response_bytes, spec, timeout, type`,
 				`s.toml:9: [[driver]] "no good": has no root; add root = "./data" (the directory the tools may use)`,
 				`s.toml:10: [[driver]] "no good", key "label": "no good" is not a valid label; use letters, digits and '-', at most 32`,
 			},
@@ -122,7 +122,7 @@ allow = ["[a"]
 `,
 			want: []string{
 				`s.toml:7: [orchestrator], key "strategy": unknown layer "magic"; use one of [detail_loading namespacing pagination reject_conflicts switching flat]`,
-				`s.toml:8: [orchestrator], key "page_sise": unknown key; the keys here are max_description, page_size, strategy`,
+				`s.toml:8: [orchestrator], key "page_sise": unknown key; did you mean "page_size"? the keys here are max_description, page_size, strategy`,
 				`s.toml:11: [middleware], key "order": "hooks" is listed twice; list each middleware once`,
 				`s.toml:11: [middleware], key "order": unknown middleware "retry"; use one of ` + fmt.Sprint(names(MiddlewareKinds(), func(k MiddlewareKind) string { return k.Name })),
 				`s.toml:13: [middleware.hooks], key "audit_log": must be a string, such as audit_log = "..." (got an integer)`,

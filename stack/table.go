@@ -271,7 +271,11 @@ func (t *Table) Err() error {
 		}
 		slices.Sort(known)
 		for _, k := range unknown {
-			errs = append(errs, t.errorAt(k, fmt.Errorf("unknown key; the keys here are %s", strings.Join(known, ", "))))
+			hint := ""
+			if near := nearest(k, known); near != "" {
+				hint = fmt.Sprintf(" did you mean %q?", near)
+			}
+			errs = append(errs, t.errorAt(k, fmt.Errorf("unknown key;%s the keys here are %s", hint, strings.Join(known, ", "))))
 		}
 	}
 	return errors.Join(errs...)
@@ -307,4 +311,37 @@ func describe(v any) string {
 func isURL(s string) bool {
 	l := strings.ToLower(s)
 	return strings.HasPrefix(l, "http://") || strings.HasPrefix(l, "https://")
+}
+
+// nearest returns the candidate within two edits of s (the first of the
+// closest), or "".
+func nearest(s string, candidates []string) string {
+	best, bestD := "", 3
+	for _, c := range candidates {
+		if d := editDistance(s, c); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance of a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }

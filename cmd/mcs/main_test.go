@@ -434,3 +434,20 @@ func TestCompleteTool(t *testing.T) {
 		t.Errorf("completion: exit %d\n%s", r.code, r.stdout)
 	}
 }
+
+// TestBrokenStackFiles compares the errors of broken stack files with their
+// golden files: every problem with file, line and key, and nothing runs.
+func TestBrokenStackFiles(t *testing.T) {
+	for _, name := range []string{"broken", "secret"} {
+		t.Run(name, func(t *testing.T) {
+			r := mcsRun(t, "", "--stack", filepath.Join("testdata", name+".toml"), "tools")
+			if r.code != 2 || r.stdout != "" {
+				t.Fatalf("exit code %d, want 2; stdout:\n%s", r.code, r.stdout)
+			}
+			if strings.Contains(r.stderr, "ghp_") {
+				t.Errorf("the error shows the token:\n%s", r.stderr)
+			}
+			golden(t, name+"-stderr", r.stderr)
+		})
+	}
+}
