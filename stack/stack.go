@@ -111,11 +111,11 @@ func Parse(name string, data []byte) (*Stack, error) {
 	pos := indexPositions(data)
 	dir := filepath.Dir(name)
 	root := newTable(name, dir, "", "", raw, pos)
-	if err := checkSecrets(root, "", raw); err != nil {
-		return nil, err
-	}
 	s := &Stack{File: name}
 	var errs []error
+	if err := checkSecrets(root, "", raw); err != nil {
+		errs = append(errs, err)
+	}
 	s.parseDrivers(root, &errs)
 	s.parseOrchestrator(root, &errs)
 	s.parseMiddleware(root, &errs)
