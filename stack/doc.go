@@ -15,7 +15,8 @@
 //	type = "rest"                # rest | filesystem | csv
 //	spec = "https://petstore3.swagger.io/api/v3/openapi.json"
 //	include_tags = ["pet"]
-//	credentials = "env"          # tokens from MCS_TOKEN_<SCHEME>
+//	credentials = "env"          # tokens from MCS_TOKEN_<SCHEME>; or "device":
+//	                             # the OAuth device flow of a [driver.oauth] table
 //
 //	[[driver]]
 //	label = "files"

@@ -10,7 +10,7 @@ import (
 func init() {
 	RegisterDriverType(DriverType{
 		Name:    "rest",
-		Summary: "an OpenAPI 3.x or Swagger 2.0 API over HTTP (spec, base_url, include_tags, include_paths, headers, credentials, timeout, max_response_bytes)",
+		Summary: "an OpenAPI 3.x or Swagger 2.0 API over HTTP (spec, base_url, include_tags, include_paths, headers, credentials, oauth, timeout, max_response_bytes)",
 		Decode:  decodeREST,
 	})
 }
@@ -19,8 +19,7 @@ var _ DriverConfig = (*restDriver)(nil)
 
 type restDriver struct {
 	cfg   rest.Config
-	label string
-	creds string
+	creds credentialSpec
 }
 
 // decodeREST reads a [[driver]] table of type "rest":
@@ -30,11 +29,11 @@ type restDriver struct {
 //	include_tags = ["pet"]
 //	include_paths = ["/pets/{petId}"]
 //	headers = {X-Team = "core"}
-//	credentials = "env"                 # or "none" (the default)
+//	credentials = "env"                 # or "device" (see decodeCredentials), "none" (the default)
 //	timeout = "30s"
 //	max_response_bytes = 1048576
 func decodeREST(t *Table, label string) DriverConfig {
-	d := &restDriver{label: label}
+	d := &restDriver{}
 	d.cfg.SpecURL = t.Path("spec")
 	if d.cfg.SpecURL == "" && !t.Has("spec") {
 		t.Errorf("", "has no spec; add spec = \"openapi.json\" (a file path or an http(s) URL)")
@@ -45,17 +44,14 @@ func decodeREST(t *Table, label string) DriverConfig {
 	d.cfg.Headers = t.StringMap("headers")
 	d.cfg.Timeout = t.Duration("timeout")
 	d.cfg.MaxResponseBytes = t.Int("max_response_bytes", 0, rest.MaxSpecBytes)
-	d.creds = t.String("credentials")
-	if _, err := credentialProvider(d.creds, label); err != nil {
-		t.Errorf("credentials", "%v", err)
-	}
+	d.creds = decodeCredentials(t, label)
 	return d
 }
 
-func (d *restDriver) config(b *Builder) (rest.Config, error) {
+func (d *restDriver) config(ctx context.Context, b *Builder) (rest.Config, error) {
 	cfg := d.cfg
 	cfg.HTTPClient = b.Host().HTTPClient
-	p, err := credentialProvider(d.creds, d.label)
+	p, err := d.creds.provider(ctx, b)
 	if err != nil {
 		return cfg, err
 	}
@@ -63,16 +59,16 @@ func (d *restDriver) config(b *Builder) (rest.Config, error) {
 	return cfg, nil
 }
 
-func (d *restDriver) ToolDriver(_ context.Context, b *Builder) (mcs.ToolDriver, error) {
-	cfg, err := d.config(b)
+func (d *restDriver) ToolDriver(ctx context.Context, b *Builder) (mcs.ToolDriver, error) {
+	cfg, err := d.config(ctx, b)
 	if err != nil {
 		return nil, err
 	}
 	return rest.NewToolDriver(cfg)
 }
 
-func (d *restDriver) Driver(_ context.Context, b *Builder, opts ...mcs.Option) (mcs.Driver, error) {
-	cfg, err := d.config(b)
+func (d *restDriver) Driver(ctx context.Context, b *Builder, opts ...mcs.Option) (mcs.Driver, error) {
+	cfg, err := d.config(ctx, b)
 	if err != nil {
 		return nil, err
 	}

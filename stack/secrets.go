@@ -81,9 +81,11 @@ func secretReason(key, s string) string {
 		return ""
 	}
 	k := strings.ToLower(strings.NewReplacer("-", "_", " ", "_").Replace(key))
-	for _, f := range secretKeys {
-		if strings.Contains(k, f) {
-			return "the key is named like a credential and holds a value"
+	if !locatorKey(k) {
+		for _, f := range secretKeys {
+			if strings.Contains(k, f) {
+				return "the key is named like a credential and holds a value"
+			}
 		}
 	}
 	for _, p := range tokenPrefixes {
@@ -177,4 +179,16 @@ func keyInTable(path string) string {
 		return path[i+1:]
 	}
 	return path
+}
+
+// locatorKey reports whether a key names where a credential is found or sent
+// (token_url, token_store, ...), not the credential itself; its value is still
+// checked for looking like one.
+func locatorKey(k string) bool {
+	for _, suffix := range []string{"_url", "_uri", "_endpoint", "_store", "_file", "_path"} {
+		if strings.HasSuffix(k, suffix) {
+			return true
+		}
+	}
+	return false
 }
