@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcs-go/mcs"
+	"github.com/mcs-go/mcs/middleware/permission"
+)
+
+func init() { addCommand(newCallCommand) }
+
+func newCallCommand(a *app) *cobra.Command {
+	var argsJSON string
+	return withArgsFlag(&cobra.Command{
+		Use:   "call TOOL [key=value ...]",
+		Short: "Run a tool through the whole stack",
+		Long: `call runs one tool through the stack's middleware (audit, permission, auth) and
+prints the result, JSON pretty-printed. Arguments come from --args (a JSON object)
+and from key=value pairs, which win; values are converted to the parameter's
+type (integer, number, boolean, arrays as JSON or comma-separated, objects as
+JSON). When the permission middleware asks, the question is on stderr and the
+answer is read from stdin.
+
+Exit code 1 when the tool fails, is denied or needs authentication.`,
+		Example: `  mcs call pets__findPetsByStatus status=available
+  mcs call pets__addPet name=Rex species=dog
+  mcs call shelter__read_csv_head --args '{"path": "adoptions.csv", "limit": 3}'`,
+		Args:              usageArgs(cobra.MinimumNArgs(1)),
+		ValidArgsFunction: a.completeTool,
+		RunE: func(c *cobra.Command, args []string) error {
+			tools, td, err := a.tools(c.Context())
+			if err != nil {
+				return err
+			}
+			t, err := findTool(tools, args[0])
+			if err != nil {
+				return err
+			}
+			callArgs, err := parseCallArgs(t, argsJSON, args[1:])
+			if err != nil {
+				return err
+			}
+			return a.runTool(c.Context(), td, t.Name, callArgs)
+		},
+	}, &argsJSON)
+}
+
+func withArgsFlag(c *cobra.Command, argsJSON *string) *cobra.Command {
+	c.Flags().StringVar(argsJSON, "args", "", "the arguments as a JSON object")
+	return c
+}
+
+// parseCallArgs merges the JSON object argsJSON with key=value pairs, coerced to
+// the types of t's parameters.
+func parseCallArgs(t mcs.Tool, argsJSON string, pairs []string) (map[string]any, error) {
+	out := map[string]any{}
+	if strings.TrimSpace(argsJSON) != "" {
+		dec := json.NewDecoder(strings.NewReader(argsJSON))
+		dec.UseNumber()
+		if err := dec.Decode(&out); err != nil || out == nil {
+			return nil, fmt.Errorf("--args must be a JSON object, such as '{\"status\": \"available\"}'")
+		}
+		for k, v := range out {
+			if n, ok := v.(json.Number); ok {
+				if i, err := n.Int64(); err == nil {
+					out[k] = i
+				} else if f, err := n.Float64(); err == nil {
+					out[k] = f
+				}
+			}
+		}
+	}
+	for _, pair := range pairs {
+		key, value, ok := strings.Cut(pair, "=")
+		if !ok || key == "" {
+			return nil, fmt.Errorf("argument %q is not key=value; write it as name=value", pair)
+		}
+		p, found := param(t, key)
+		if !found {
+			return nil, fmt.Errorf("tool %s has no parameter %q; %s", t.Name, key, paramNames(t))
+		}
+		v, err := coerce(p, value)
+		if err != nil {
+			return nil, err
+		}
+		out[key] = v
+	}
+	return out, nil
+}
+
+// runTool executes a tool through the stack, prints the result on stdout and
+// returns an exit-code-1 error when the tool failed, was denied or needs
+// authentication.
+func (a *app) runTool(ctx context.Context, td mcs.ToolDriver, name string, args map[string]any) error {
+	res, err := td.ExecuteTool(ctx, name, args)
+	if err != nil {
+		var ce *permission.ConsentError
+		if errors.As(err, &ce) {
+			return failed("%s was not run: %v", name, err)
+		}
+		return failed("%s failed: %v", name, err)
+	}
+	fmt.Fprintln(a.stdout, formatResult(res))
+	switch {
+	case permission.IsDenied(res):
+		return failed("%s was denied", name)
+	case isAuthRequired(res):
+		return failed("%s needs authentication: follow the message above", name)
+	}
+	return nil
+}
+
+func isAuthRequired(res any) bool {
+	m, ok := res.(map[string]any)
+	return ok && m["auth_required"] == true
+}

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcs-go/mcs/middleware/permission"
+)
+
+func init() { addCommand(newProcessCommand) }
+
+// maxReplyBytes bounds the model reply process reads.
+const maxReplyBytes = 16 << 20
+
+// responseJSON is the shape of mcs process's output.
+type responseJSON struct {
+	CallExecuted bool             `json:"call_executed"`
+	CallFailed   bool             `json:"call_failed"`
+	CallPending  bool             `json:"call_pending"`
+	RetryPrompt  string           `json:"retry_prompt,omitempty"`
+	Calls        []callJSON       `json:"calls"`
+	Messages     []map[string]any `json:"messages"`
+}
+
+type callJSON struct {
+	ID        string         `json:"id,omitempty"`
+	Name      string         `json:"name"`
+	Arguments map[string]any `json:"arguments"`
+	Result    any            `json:"result,omitempty"`
+	Error     string         `json:"error,omitempty"`
+}
+
+func newProcessCommand(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "process [FILE|-]",
+		Short: "Show what a model reply would do",
+		Long: `process feeds a model reply to the stack, as the stack's driver would get it
+from a model, runs the tool calls it owns and prints the Response as JSON: the
+flags, one record per call, the retry prompt and the messages to append to the
+history. The reply is text, or a JSON object in a provider's native shape (Chat
+Completions, Responses, Anthropic Messages). It is read from FILE, or from stdin
+when FILE is - or missing; a permission question then cannot be answered from
+stdin and the call fails closed.
+
+Exit code 1 when a call failed or was denied.`,
+		Example: `  echo '{"tool": "pets__findPetsByStatus", "arguments": {"status": "sold"}}' | mcs process
+  mcs process reply.json`,
+		Args: usageArgs(cobra.MaximumNArgs(1)),
+		RunE: func(c *cobra.Command, args []string) error {
+			var r io.Reader = a.stdin
+			if len(args) == 1 && args[0] != "-" {
+				f, err := os.Open(args[0])
+				if err != nil {
+					return fmt.Errorf("open the reply: %w", err)
+				}
+				defer f.Close()
+				r = f
+			}
+			data, err := io.ReadAll(io.LimitReader(r, maxReplyBytes+1))
+			if err != nil {
+				return fmt.Errorf("read the reply: %w", err)
+			}
+			if len(data) > maxReplyBytes {
+				return fmt.Errorf("the reply is larger than %d bytes", maxReplyBytes)
+			}
+			d, err := a.build(c.Context())
+			if err != nil {
+				return err
+			}
+			// A JSON object is decoded as a native message by the driver; anything
+			// else is model text.
+			resp := d.ProcessLLMResponse(c.Context(), data)
+			out := responseJSON{
+				CallExecuted: resp.CallExecuted, CallFailed: resp.CallFailed, CallPending: resp.CallPending,
+				RetryPrompt: resp.RetryPrompt, Calls: []callJSON{}, Messages: resp.Messages,
+			}
+			if out.Messages == nil {
+				out.Messages = []map[string]any{}
+			}
+			denied := false
+			for _, rec := range resp.Calls {
+				cj := callJSON{ID: rec.ID, Name: rec.Name, Arguments: rec.Arguments, Result: rec.Result}
+				if rec.Err != nil {
+					cj.Error = rec.Err.Error()
+				}
+				denied = denied || permission.IsDenied(rec.Result)
+				out.Calls = append(out.Calls, cj)
+			}
+			if err := writeJSON(a.stdout, out); err != nil {
+				return err
+			}
+			switch {
+			case resp.CallFailed:
+				return failed("a call of the reply failed")
+			case denied:
+				return failed("a call of the reply was denied")
+			}
+			return nil
+		},
+	}
+}

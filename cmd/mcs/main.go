@@ -1,0 +1,51 @@
+// Command mcs inspects, calls and composes MCS drivers from the terminal. The
+// drivers and their middleware are declared in a stack file (mcs.toml, or
+// --stack FILE); --openapi, --fs and --csv declare drivers without one. With
+// neither, mcs runs its embedded demo: a pet store API on loopback and a small
+// CSV data set.
+//
+//	mcs tools                    the tools of the stack
+//	mcs describe TOOL            one tool and its parameters
+//	mcs call TOOL key=value...   run a tool through the whole stack
+//	mcs inspect                  explore and run the tools interactively
+//	mcs prompt                   the system message a model gets
+//	mcs process [FILE|-]         what a model reply would do
+//	mcs health                   healthcheck of the stack
+//
+// Exit codes: 0 success, 1 a tool failed or was denied (health: WARNING or
+// UNKNOWN), 2 a usage or stack error (health: ERROR).
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"runtime/debug"
+)
+
+func main() {
+	tuneGC()
+	// The first interrupt ends the context (calls, questions and the inspector
+	// stop, the demo is cleaned up); a second one ends the process at once.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// tuneGC trades memory for time, as suits a short-lived command: loading a large
+// API description allocates much short-lived garbage, and collecting it less
+// often saves a good part of the CPU time. A soft memory limit keeps the heap
+// bounded. GOGC and GOMEMLIMIT set by the user win.
+func tuneGC() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(256 << 20)
+	}
+}

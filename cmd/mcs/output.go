@@ -1,0 +1,71 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+)
+
+// writeJSON writes v as indented JSON and a newline.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// formatResult renders a tool result for people: JSON (also a string that holds
+// JSON) pretty-printed, other text as it is, safe for a terminal (see safeText).
+func formatResult(v any) string { return safeText(rawResult(v)) }
+
+func rawResult(v any) string {
+	if s, ok := v.(string); ok {
+		t := strings.TrimSpace(s)
+		if (strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[")) && json.Valid([]byte(t)) {
+			var buf bytes.Buffer
+			if json.Indent(&buf, []byte(t), "", "  ") == nil {
+				return buf.String()
+			}
+		}
+		return strings.TrimRight(s, "\n")
+	}
+	var buf bytes.Buffer
+	if err := writeJSON(&buf, v); err != nil {
+		return fmt.Sprint(v)
+	}
+	return strings.TrimRight(buf.String(), "\n")
+}
+
+// safeText makes text from a driver (tool names and descriptions from a spec,
+// results from an API, model replies) safe to print on a terminal: control
+// characters other than line feed and tab, DEL and the C1 controls, which could
+// move the cursor or rewrite what is shown, are written as \u escapes; invalid
+// UTF-8 becomes U+FFFD.
+func safeText(s string) string {
+	clean := true
+	for _, r := range s {
+		if unsafeRune(r) || r == utf8.RuneError {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
+		if unsafeRune(r) {
+			fmt.Fprintf(&b, "\\u%04x", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func unsafeRune(r rune) bool {
+	return (r < 0x20 && r != '\n' && r != '\t') || (r >= 0x7f && r <= 0x9f)
+}

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/mcs-go/mcs"
+)
+
+// schemaType returns the JSON Schema type of a parameter: "string" when the
+// schema gives none, the first non-null type of a type list.
+func schemaType(s map[string]any) string {
+	switch t := s["type"].(type) {
+	case string:
+		return t
+	case []any:
+		for _, e := range t {
+			if str, ok := e.(string); ok && str != "null" {
+				return str
+			}
+		}
+	}
+	if _, ok := s["properties"]; ok {
+		return "object"
+	}
+	if _, ok := s["items"]; ok {
+		return "array"
+	}
+	return "string"
+}
+
+// typeHint describes a parameter's type for people: "integer", "array of string".
+func typeHint(s map[string]any) string {
+	t := schemaType(s)
+	if t == "array" {
+		if items, ok := s["items"].(map[string]any); ok {
+			return "array of " + schemaType(items)
+		}
+	}
+	return t
+}
+
+// enumHint lists the allowed values, "a|b|c", or "".
+func enumHint(s map[string]any) string {
+	list, _ := s["enum"].([]any)
+	if items, ok := s["items"].(map[string]any); ok && list == nil {
+		list, _ = items["enum"].([]any)
+	}
+	parts := make([]string, 0, len(list))
+	for _, v := range list {
+		parts = append(parts, scalar(v))
+	}
+	return strings.Join(parts, "|")
+}
+
+// defaultHint is the schema's default value as text, or "".
+func defaultHint(s map[string]any) (string, bool) {
+	v, ok := s["default"]
+	if !ok {
+		return "", false
+	}
+	return scalar(v), true
+}
+
+func scalar(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// coerce turns text typed by a person into the value the parameter's schema asks
+// for: integers, numbers and booleans are parsed, arrays are JSON or
+// comma-separated values (each coerced to the items' type), objects are JSON,
+// strings stay as typed.
+func coerce(p mcs.Parameter, text string) (any, error) {
+	s := p.Schema
+	switch schemaType(s) {
+	case "integer":
+		n, err := strconv.ParseInt(strings.TrimSpace(text), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("parameter %s wants an integer, not %q", p.Name, text)
+		}
+		return n, nil
+	case "number":
+		f, err := strconv.ParseFloat(strings.TrimSpace(text), 64)
+		if err != nil {
+			return nil, fmt.Errorf("parameter %s wants a number, not %q", p.Name, text)
+		}
+		return f, nil
+	case "boolean":
+		b, err := strconv.ParseBool(strings.TrimSpace(text))
+		if err != nil {
+			return nil, fmt.Errorf("parameter %s wants true or false, not %q", p.Name, text)
+		}
+		return b, nil
+	case "array":
+		if t := strings.TrimSpace(text); strings.HasPrefix(t, "[") {
+			var v []any
+			if err := json.Unmarshal([]byte(t), &v); err != nil {
+				return nil, fmt.Errorf("parameter %s wants a JSON array or comma-separated values: %v", p.Name, err)
+			}
+			return v, nil
+		}
+		items, _ := s["items"].(map[string]any)
+		out := []any{}
+		for _, part := range strings.Split(text, ",") {
+			v, err := coerce(mcs.Parameter{Name: p.Name, Schema: items}, strings.TrimSpace(part))
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, v)
+		}
+		return out, nil
+	case "object":
+		var v map[string]any
+		if err := json.Unmarshal([]byte(text), &v); err != nil {
+			return nil, fmt.Errorf("parameter %s wants a JSON object, such as {\"key\": \"value\"}: %v", p.Name, err)
+		}
+		return v, nil
+	}
+	return text, nil
+}
+
+// findTool returns the tool called name; else the error lists the tools whose
+// names contain name, or says how to list them.
+func findTool(tools []mcs.Tool, name string) (mcs.Tool, error) {
+	for _, t := range tools {
+		if t.Name == name {
+			return t, nil
+		}
+	}
+	var near []string
+	for _, t := range tools {
+		if strings.Contains(strings.ToLower(t.Name), strings.ToLower(name)) {
+			near = append(near, t.Name)
+		}
+	}
+	if len(near) > 0 {
+		slices.Sort(near)
+		return mcs.Tool{}, fmt.Errorf("no tool is called %q; did you mean %s?", name, strings.Join(near, ", "))
+	}
+	return mcs.Tool{}, fmt.Errorf("no tool is called %q; run mcs tools to list them", name)
+}
+
+// param returns the parameter called name.
+func param(t mcs.Tool, name string) (mcs.Parameter, bool) {
+	for _, p := range t.Parameters {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return mcs.Parameter{}, false
+}
+
+func paramNames(t mcs.Tool) string {
+	if len(t.Parameters) == 0 {
+		return "it takes none"
+	}
+	names := make([]string, len(t.Parameters))
+	for i, p := range t.Parameters {
+		names[i] = p.Name
+	}
+	return "its parameters are " + strings.Join(names, ", ")
+}
+
+// firstLine is the first line of s, cut to n runes with "...".
+func firstLine(s string, n int) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	r := []rune(s)
+	if len(r) > n {
+		return string(r[:n-3]) + "..."
+	}
+	return s
+}

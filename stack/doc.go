@@ -1,0 +1,69 @@
+// Package stack reads a stack file, the declaration of what a model gets (the
+// drivers, how several are orchestrated and the middleware around them), and
+// builds it into one mcs.Driver. The mcs command uses it; so can any program:
+//
+//	s, err := stack.Load("mcs.toml")
+//	if err != nil { ... }               // file, line and key of every problem
+//	s.Host.Consent = permission.Prompt(os.Stdin, os.Stderr)
+//	d, err := s.Build(ctx)              // one driver as is, several behind an orchestrator
+//	defer s.Close()
+//
+// # The file
+//
+//	[[driver]]
+//	label = "pets"
+//	type = "rest"                # rest | filesystem | csv
+//	spec = "https://petstore3.swagger.io/api/v3/openapi.json"
+//	include_tags = ["pet"]
+//	credentials = "env"          # tokens from MCS_TOKEN_<SCHEME>; or "device":
+//	                             # the OAuth device flow of a [driver.oauth] table
+//
+//	[[driver]]
+//	label = "files"
+//	type = "filesystem"
+//	root = "./data"              # relative paths resolve against the stack file
+//	read_only = true
+//
+//	[orchestrator]
+//	strategy = ["namespacing"]   # layers, innermost first
+//
+//	[middleware]
+//	order = ["hooks", "permission", "auth"]   # outermost first
+//	[middleware.hooks]
+//	audit_log = "mcs-audit.jsonl"             # "-": stderr
+//	[middleware.permission]
+//	allow = ["pets__find*", "files__read_file"]
+//	deny = ["*delete*"]                       # deny rules are tried first
+//	ask = true                                # ask Host.Consent for the rest
+//
+// Every [[driver]] has a label (letters, digits and '-', at most 32, unique)
+// and a type; the other keys belong to the type (see [DriverTypes] and the
+// decode functions of the built-in types). One driver without an
+// [orchestrator] table is built as is, with the middleware installed on it;
+// otherwise the drivers' tool drivers are registered, in file order, with an
+// orchestrator that holds the middleware, so permission patterns match the
+// names the model sees (label__tool). Strategy layers: namespacing (the
+// default), reject_conflicts, detail_loading (max_description), pagination
+// (page_size), switching; ["flat"] means none. Without an order, the
+// middleware with a table run in the recommended order (hooks, permission,
+// auth), plus the kinds registered as Default.
+//
+// # Problems
+//
+// Parse reports every problem it finds, each as an [*Error] with the file, the
+// line, the table and the key, and what to do; unknown keys are errors (a typo
+// never silently drops a setting). A value that looks like a credential (a
+// known token format, a JSON Web Token, an Authorization value, a URL with a
+// password, a long random string, or any value of a key named like a secret) is
+// refused: secrets come from the environment (credentials = "env") or a token
+// store, never from the file.
+//
+// # Growth
+//
+// There is one registry of driver types ([RegisterDriverType]), one of
+// middleware kinds ([RegisterMiddlewareKind]) and one of orchestrator layers
+// ([RegisterLayerKind]). Each entry decodes and validates its own table through
+// a [Table] (typed getters that record positioned errors) and builds its piece
+// through a [Builder]; each built-in entry is one file of this package. Adding
+// a driver type or a middleware kind touches nothing else.
+package stack

@@ -1,0 +1,475 @@
+package stack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcs-go/mcs"
+	"github.com/mcs-go/mcs/drivers/rest"
+	"github.com/mcs-go/mcs/orchestrator"
+)
+
+// problems returns the messages of the *Errors in err.
+func problems(t *testing.T, err error) []string {
+	t.Helper()
+	var out []string
+	var walk func(error)
+	walk = func(err error) {
+		if e, ok := err.(*Error); ok {
+			out = append(out, e.Error())
+			return
+		}
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range j.Unwrap() {
+				walk(e)
+			}
+			return
+		}
+		t.Errorf("error %T is not an *Error: %v", err, err)
+	}
+	walk(err)
+	return out
+}
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		file string
+		want []string
+	}{
+		{
+			name: "no driver",
+			file: "[middleware]\norder = []\n",
+			want: []string{"s.toml: declares no driver; add a [[driver]] table with a label and a type (" + typeList() + ")"},
+		},
+		{
+			name: "syntax",
+			file: "[[driver]]\nlabel = \"a\"\ntype = rest\n",
+			want: []string{"s.toml:3: not valid TOML: "},
+		},
+		{
+			name: "unknown key, wrong type, bad label",
+			file: `[[driver]]
+label = "pets"
+type = "rest"
+spec = "p.json"
+include_tags = "pet"
+timeout = 30
+spek = 1
+
+[[driver]]
+label = "no good"
+type = "filesystem"
+`,
+			want: []string{
+				`s.toml:6: [[driver]] "pets", key "timeout": must be a string, such as timeout = "..." (got an integer)`,
+				`s.toml:7: [[driver]] "pets", key "spek": unknown key; did you mean "spec"? the keys here are base_url, credentials, headers, include_paths, include_tags, label, max_response_bytes, oauth, spec, timeout, type`,
+				`s.toml:9: [[driver]] "no good": has no root; add root = "./data" (the directory the tools may use)`,
+				`s.toml:10: [[driver]] "no good", key "label": "no good" is not a valid label; use letters, digits and '-', at most 32`,
+			},
+		},
+		{
+			name: "missing label and type, duplicate label",
+			file: `[[driver]]
+type = "csv"
+root = "."
+[[driver]]
+label = "x"
+[[driver]]
+label = "y"
+type = "csv"
+root = "."
+[[driver]]
+label = "y"
+type = "csv"
+root = "."
+`,
+			want: []string{
+				`s.toml:1: [[driver]] #1: has no label; add label = "name" (letters, digits and '-', at most 32)`,
+				`s.toml:4: [[driver]] "x": has no type; add type = "..." (` + typeList() + `)`,
+				`s.toml:11: [[driver]] "y", key "label": "y" is already used by driver #3; give each driver its own label`,
+			},
+		},
+		{
+			name: "unknown type",
+			file: "[[driver]]\nlabel = \"a\"\ntype = \"soap\"\nwsdl = \"x\"\n",
+			want: []string{`s.toml:3: [[driver]] "a", key "type": unknown driver type "soap"; use one of ` + fmt.Sprint(names(DriverTypes(), func(d DriverType) string { return d.Name }))},
+		},
+		{
+			name: "middleware and orchestrator",
+			file: `[[driver]]
+label = "a"
+type = "csv"
+root = "."
+
+[orchestrator]
+strategy = ["namespacing", "magic"]
+page_sise = 3
+
+[middleware]
+order = ["hooks", "hooks", "retry"]
+[middleware.hooks]
+audit_log = 5
+[middleware.permission]
+allow = ["[a"]
+`,
+			want: []string{
+				`s.toml:7: [orchestrator], key "strategy": unknown layer "magic"; use one of [detail_loading namespacing pagination reject_conflicts switching flat]`,
+				`s.toml:8: [orchestrator], key "page_sise": unknown key; did you mean "page_size"? the keys here are max_description, page_size, strategy`,
+				`s.toml:11: [middleware], key "order": "hooks" is listed twice; list each middleware once`,
+				`s.toml:11: [middleware], key "order": unknown middleware "retry"; use one of ` + fmt.Sprint(names(MiddlewareKinds(), func(k MiddlewareKind) string { return k.Name })),
+				`s.toml:13: [middleware.hooks], key "audit_log": must be a string, such as audit_log = "..." (got an integer)`,
+				`s.toml:14: [middleware], key "permission": is configured but not in order; add "permission" to [middleware] order or remove the table`,
+			},
+		},
+		{
+			name: "bad permission pattern",
+			file: "[[driver]]\nlabel = \"a\"\ntype = \"csv\"\nroot = \".\"\n[middleware.permission]\ndeny = [\"[z\"]\n",
+			want: []string{`s.toml:6: [middleware.permission], key "deny": pattern "[z" is malformed; use * ? and [...] as in a file glob`},
+		},
+		{
+			name: "bad credentials",
+			file: "[[driver]]\nlabel = \"a\"\ntype = \"rest\"\nspec = \"x.json\"\ncredentials = \"keychain\"\n",
+			want: []string{`s.toml:5: [[driver]] "a", key "credentials": "keychain" is not a credential source; use "env" (tokens from the environment, MCS_TOKEN_<SCHEME>), "device" (the OAuth device flow of a [driver.oauth] table) or "none"`},
+		},
+		{
+			name: "unknown top-level key",
+			file: "[[driver]]\nlabel = \"a\"\ntype = \"csv\"\nroot = \".\"\n[servers]\nx = 1\n",
+			want: []string{`s.toml:5: key "servers": unknown key; the keys here are driver, middleware, orchestrator`},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := Parse("s.toml", []byte(tc.file))
+			if err == nil {
+				t.Fatalf("Parse succeeded: %+v", s)
+			}
+			got := problems(t, err)
+			if tc.name == "syntax" && len(got) == 1 {
+				// go-toml's own words may change between versions.
+				got[0] = got[0][:min(len(got[0]), len(tc.want[0]))]
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("problems (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestSecretsRefused(t *testing.T) {
+	tests := []struct {
+		name, line string
+		refused    bool
+	}{
+		{"github token", `spec = "ghp_0123456789abcdefghijABCDEFGHIJ012345"`, true},
+		{"bearer header", `headers = {X-Auth = "Bearer abcdefgh12345678"}`, true},
+		{"authorization key", `headers = {Authorization = "x"}`, true},
+		{"api key name", `headers = {X-Api-Key = "anything"}`, true},
+		{"jwt", `base_url = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"`, true},
+		{"password in URL", `spec = "https://user:hunter2@api.example.com/openapi.json"`, true},
+		{"random string", `include_tags = ["Zx8Kq2LmP9vR4tY7wB3nC6hJ1dF5gS0aQ"]`, true},
+		{"aws key", `include_tags = ["AKIAIOSFODNN7EXAMPLE1234"]`, true},
+		{"token in URL query", `spec = "https://api.example.com/openapi.json?access_token=abc123"`, true},
+		{"plain query", `spec = "https://api.example.com/openapi.json?version=3"`, false},
+		{"plain URL", `spec = "https://api.github.com/openapi/v3/api.github.com.json"`, false},
+		{"long path", `spec = "./specs/very-long-directory-name/api-description-2026-11.json"`, false},
+		{"long tag", `include_tags = ["repositoryManagementAndAdministration"]`, false},
+		{"user without password", `spec = "https://user@api.example.com/openapi.json"`, false},
+		{"credentials env", `credentials = "env"`, false},
+		{"token URL", `headers = {token_url = "https://example.com/token"}`, false},
+		{"token in a token URL", `headers = {token_url = "https://example.com/token?access_token=abcdef123"}`, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			file := "[[driver]]\nlabel = \"a\"\ntype = \"rest\"\n" + tc.line + "\n"
+			if !strings.HasPrefix(tc.line, "spec") {
+				file += "spec = \"p.json\"\n"
+			}
+			_, err := Parse("s.toml", []byte(file))
+			refused := err != nil && strings.Contains(err.Error(), "secrets never go in the stack file")
+			if refused != tc.refused {
+				t.Fatalf("refused %v, want %v (err: %v)", refused, tc.refused, err)
+			}
+			if refused {
+				msg := problems(t, err)[0]
+				if !strings.HasPrefix(msg, "s.toml:4: ") || !strings.Contains(msg, `credentials = "env"`) || !strings.Contains(msg, "MCS_TOKEN_") {
+					t.Errorf("message does not say where and what to do: %s", msg)
+				}
+				for _, secret := range []string{"ghp_0123", "hunter2", "abcdefgh12345678", "Zx8Kq2"} {
+					if strings.Contains(msg, secret) {
+						t.Errorf("message shows the secret: %s", msg)
+					}
+				}
+			}
+		})
+	}
+}
+
+// writeFixture writes a stack directory: an OpenAPI document, a data directory
+// with a CSV file, and the stack file with content.
+func writeFixture(t testing.TB, content string) string {
+	t.Helper()
+	dir := t.TempDir()
+	spec, err := os.ReadFile("testdata/petstore.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	must := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.WriteFile(filepath.Join(dir, "petstore.json"), spec, 0o600))
+	must(os.Mkdir(filepath.Join(dir, "data"), 0o700))
+	must(os.WriteFile(filepath.Join(dir, "data", "a.csv"), []byte("x,y\n1,2\n3,4\n"), 0o600))
+	path := filepath.Join(dir, "mcs.toml")
+	must(os.WriteFile(path, []byte(content), 0o600))
+	return path
+}
+
+func toolNames(t *testing.T, d mcs.Driver) []string {
+	t.Helper()
+	tools, err := d.(mcs.ToolDriver).ListTools(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range tools {
+		names = append(names, tool.Name)
+	}
+	return names
+}
+
+func TestBuildSingleDriver(t *testing.T) {
+	path := writeFixture(t, `[[driver]]
+label = "pets"
+type = "rest"
+spec = "petstore.json"   # relative to the stack file
+include_tags = ["pet"]
+credentials = "env"
+`)
+	s, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := s.Build(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, ok := d.(*rest.Driver); !ok {
+		t.Fatalf("one driver without [orchestrator] built a %T, want *rest.Driver", d)
+	}
+	if diff := cmp.Diff([]string{"findPets", "addPet"}, toolNames(t, d)); diff != "" {
+		t.Errorf("tools (-want +got):\n%s", diff)
+	}
+	if _, err := d.(mcs.SupportsNativeTools).NativeToolContext(context.Background(), "any-model"); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestBuildOrchestrated(t *testing.T) {
+	path := writeFixture(t, `[[driver]]
+label = "pets"
+type = "rest"
+spec = "petstore.json"
+
+[[driver]]
+label = "files"
+type = "filesystem"
+root = "data"
+read_only = true
+
+[[driver]]
+label = "tables"
+type = "csv"
+root = "data"
+
+[orchestrator]
+strategy = ["namespacing", "reject_conflicts"]
+
+[middleware]
+order = ["hooks", "permission", "auth"]
+[middleware.hooks]
+audit_log = "audit.jsonl"
+[middleware.permission]
+allow = ["files__*", "tables__*"]
+deny = ["*add*"]
+`)
+	s, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"hooks", "permission", "auth"}, s.Middleware); diff != "" {
+		t.Errorf("middleware (-want +got):\n%s", diff)
+	}
+	ctx := context.Background()
+	d, err := s.Build(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, ok := d.(*orchestrator.Orchestrator)
+	if !ok {
+		t.Fatalf("built a %T, want *orchestrator.Orchestrator", d)
+	}
+	if diff := cmp.Diff([]string{"pets", "files", "tables"}, o.Labels()); diff != "" {
+		t.Errorf("labels (-want +got):\n%s", diff)
+	}
+	res, err := o.ExecuteTool(ctx, "tables__read_csv_head", map[string]any{"path": "a.csv"})
+	if err != nil {
+		t.Fatalf("allowed call: %v", err)
+	}
+	if m, _ := res.(map[string]any); m["returned"] != 2 {
+		t.Errorf("read_csv_head: %v", res)
+	}
+	res, err = o.ExecuteTool(ctx, "pets__addPet", map[string]any{"name": "Rex"})
+	if err != nil || res.(map[string]any)["permission_denied"] != true {
+		t.Errorf("denied call: %v, %v", res, err)
+	}
+	// Not allowed, not denied, ask is off: fails closed.
+	if _, err := o.ExecuteTool(ctx, "pets__findPets", nil); err == nil || !strings.Contains(err.Error(), "no rule matched") {
+		t.Errorf("unruled call: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	audit, err := os.ReadFile(filepath.Join(filepath.Dir(path), "audit.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(audit), "\n"); n != 3 {
+		t.Errorf("audit file has %d lines, want 3:\n%s", n, audit)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+}
+
+func TestBuildAsk(t *testing.T) {
+	path := writeFixture(t, "[[driver]]\nlabel = \"t\"\ntype = \"csv\"\nroot = \"data\"\n[middleware.permission]\nask = true\n")
+	s, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Build(context.Background()); err == nil || !strings.Contains(err.Error(), "Host.Consent is nil") {
+		t.Fatalf("Build without a way to ask: %v", err)
+	}
+	var asked []string
+	s.Host.Consent = func(_ context.Context, name string, _ map[string]any) (bool, error) {
+		asked = append(asked, name)
+		return name == "list_csv_files", nil
+	}
+	d, err := s.Build(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	td := d.(mcs.ToolDriver)
+	if _, err := td.ExecuteTool(context.Background(), "list_csv_files", nil); err != nil {
+		t.Error(err)
+	}
+	res, _ := td.ExecuteTool(context.Background(), "describe_csv", map[string]any{"path": "a.csv"})
+	if m, _ := res.(map[string]any); m["permission_denied"] != true {
+		t.Errorf("denied by the user: %v", res)
+	}
+	if diff := cmp.Diff([]string{"list_csv_files", "describe_csv"}, asked); diff != "" {
+		t.Errorf("asked (-want +got):\n%s", diff)
+	}
+}
+
+// closeProbe is a middleware kind of the tests that records its closing.
+type closeProbe struct{ closed *int }
+
+func (c closeProbe) Middleware(_ context.Context, b *Builder) (mcs.ToolMiddleware, error) {
+	b.OnClose(func() error { *c.closed++; return nil })
+	return mcs.ToolMiddlewareFunc(func(ctx context.Context, name string, args map[string]any, next mcs.CallNext) (any, error) {
+		return next(ctx, name, args)
+	}), nil
+}
+
+var probeClosed int
+
+func init() {
+	RegisterMiddlewareKind(MiddlewareKind{Name: "test-probe", Rank: 99, Decode: func(t *Table) MiddlewareConfig {
+		t.Bool("enabled")
+		return closeProbe{&probeClosed}
+	}})
+}
+
+// TestBuildFailureCloses checks that a failed Build closes what it opened.
+func TestBuildFailureCloses(t *testing.T) {
+	probeClosed = 0
+	path := writeFixture(t, "[[driver]]\nlabel = \"t\"\ntype = \"csv\"\nroot = \"missing\"\n[middleware]\norder = [\"test-probe\"]\n")
+	s, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Build(context.Background())
+	if err == nil || !strings.Contains(err.Error(), `driver "t" (line 1)`) {
+		t.Fatalf("Build over a missing root: %v", err)
+	}
+	if probeClosed != 1 {
+		t.Errorf("the middleware's resource was closed %d times, want 1", probeClosed)
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	if _, err := Load(filepath.Join(t.TempDir(), "none.toml")); err == nil || !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: %v", err)
+	}
+	big := filepath.Join(t.TempDir(), "big.toml")
+	if err := os.WriteFile(big, make([]byte, MaxFileBytes+1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(big); err == nil || !strings.Contains(err.Error(), "larger than") {
+		t.Errorf("big file: %v", err)
+	}
+}
+
+func TestPositions(t *testing.T) {
+	data := []byte(`top = 1
+[[driver]]
+label = "a"
+headers = {X-One = "1",
+  X-Two = "2"}
+[driver.nested]
+deep = true
+[[driver]]
+label = "b"
+[middleware.hooks]
+audit_log = "-"
+`)
+	pos := indexPositions(data)
+	for path, want := range map[string]int{
+		"top": 1, "driver[0]": 2, "driver[0].label": 3, "driver[0].headers.X-Two": 5,
+		"driver[0].nested.deep": 7, "driver[1].label": 9, "middleware.hooks": 10,
+		"middleware.hooks.audit_log": 11, "driver[1].missing": 8,
+	} {
+		if got := pos.line(path); got != want {
+			t.Errorf("line(%q) = %d, want %d", path, got, want)
+		}
+	}
+}
+
+func TestRegistry(t *testing.T) {
+	var got []string
+	for _, k := range MiddlewareKinds() {
+		got = append(got, k.Name)
+	}
+	if diff := cmp.Diff([]string{"hooks", "permission", "auth", "test-probe"}, got); diff != "" {
+		t.Errorf("middleware kinds in recommended order (-want +got):\n%s", diff)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("registering a taken name did not panic")
+		}
+	}()
+	RegisterDriverType(DriverType{Name: "rest", Decode: decodeREST})
+}
