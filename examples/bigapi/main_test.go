@@ -312,3 +312,21 @@ func BenchmarkGitHubFirstListing(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkGitHubSearchNewFinds measures a search whose results change the
+// exposed listing, so that the orchestrator lists both REST drivers again (each
+// copies its tools): the cost of the first search of a round that finds new tools.
+func BenchmarkGitHubSearchNewFinds(b *testing.B) {
+	o := gitHubBehindSearch(b)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		c := recallCases[i%len(recallCases)]
+		if _, err := o.ExecuteTool(ctx, orchestrator.SearchTool, map[string]any{"query": c.query}); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := o.ListTools(ctx); err != nil { // the next round's listing
+			b.Fatal(err)
+		}
+	}
+}
