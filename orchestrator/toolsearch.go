@@ -435,6 +435,7 @@ func (x *searchIndex) search(query string, k int) []int {
 		}
 		x.scores.Put(sp)
 	}()
+	matched := x.matchPool(len(x.tools))
 	for _, t := range qterms {
 		idf := x.idf[t]
 		for _, p := range x.postings[t] {
@@ -442,23 +443,16 @@ func (x *searchIndex) search(query string, k int) []int {
 				touched = append(touched, p.doc)
 			}
 			scores[p.doc] += idf * p.w
+			matched[p.doc]++
 		}
 	}
 	// Coordination: a tool that matches more of the query's words ranks above one
 	// that matches fewer words more often.
-	if len(qterms) > 1 {
-		matched := x.matchPool(len(x.tools))
-		for _, t := range qterms {
-			for _, p := range x.postings[t] {
-				matched[p.doc]++
-			}
-		}
-		for _, d := range touched {
-			scores[d] *= float32(matched[d]) / float32(len(qterms))
-			matched[d] = 0
-		}
-		x.matched.Put(&matched)
+	for _, d := range touched {
+		scores[d] *= float32(matched[d]) / float32(len(qterms))
+		matched[d] = 0
 	}
+	x.matched.Put(&matched)
 	// A small insertion-sorted top k.
 	top := make([]int32, 0, k+1)
 	better := func(a, b int32) bool {

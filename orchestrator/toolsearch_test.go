@@ -91,7 +91,9 @@ func TestToolSearchListsOnlyTheSearchTool(t *testing.T) {
 }
 
 func TestToolSearchFindsAndExposes(t *testing.T) {
-	gh := newCatalogue("gh", githubish...)
+	// The driver runs its own middleware, the orchestrator its own.
+	driverMW := &recorder{}
+	gh := mcs.NewBaseDriver(newCatalogue("gh", githubish...), mcs.WithMiddleware(driverMW))
 	mw := &recorder{}
 	o := orchestrator.New(orchestrator.Pipeline(orchestrator.Namespacing(), orchestrator.ToolSearch(2)), mcs.WithMiddleware(mw))
 	if err := o.AddDriver("gh", gh); err != nil {
@@ -123,6 +125,9 @@ func TestToolSearchFindsAndExposes(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{orchestrator.SearchTool, "issues_update"}, mw.seen()); diff != "" {
 		t.Errorf("middleware saw (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"issues_update"}, driverMW.seen()); diff != "" {
+		t.Errorf("the driver's middleware saw (-want +got):\n%s", diff)
 	}
 	// ExecuteTool routes any name, found or not.
 	if res, err := o.ExecuteTool(context.Background(), "repos_delete", nil); err != nil || res != "gh:repos_delete" {

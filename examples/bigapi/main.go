@@ -30,17 +30,26 @@ func main() {
 	}
 }
 
-// newStack returns the orchestrator over the GitHub-shaped document (ops
-// operations) and the Stripe-shaped one, both sent to baseURL.
-func newStack(ops int, baseURL string, layers ...orchestrator.Layer) (*orchestrator.Orchestrator, error) {
+// apis are the REST drivers of the GitHub-shaped document (ops operations) and
+// the Stripe-shaped one, both sent to baseURL. A REST driver is safe to share:
+// one loaded document can serve several orchestrators.
+type apis struct{ github, stripe *rest.ToolDriver }
+
+func newAPIs(ops int, baseURL string) (apis, error) {
 	github, err := rest.NewToolDriver(rest.Config{Spec: apispec.GitHub(ops), BaseURL: baseURL})
 	if err != nil {
-		return nil, err
+		return apis{}, err
 	}
 	stripe, err := rest.NewToolDriver(rest.Config{Spec: apispec.Stripe(100), BaseURL: baseURL + "/stripe"})
 	if err != nil {
-		return nil, err
+		return apis{}, err
 	}
+	return apis{github, stripe}, nil
+}
+
+// newStack returns an orchestrator over the two APIs with the given layers.
+func newStack(a apis, layers ...orchestrator.Layer) (*orchestrator.Orchestrator, error) {
+	github, stripe := a.github, a.stripe
 	o := orchestrator.New(orchestrator.Pipeline(layers...))
 	if err := o.AddDriver("github", github); err != nil {
 		return nil, err
@@ -60,11 +69,15 @@ func run(ctx context.Context, out io.Writer) error {
 	}))
 	defer api.Close()
 
-	full, err := newStack(1000, api.URL, orchestrator.Namespacing())
+	a, err := newAPIs(1000, api.URL)
 	if err != nil {
 		return err
 	}
-	o, err := newStack(1000, api.URL, orchestrator.Namespacing(), orchestrator.ToolSearch(5))
+	full, err := newStack(a, orchestrator.Namespacing())
+	if err != nil {
+		return err
+	}
+	o, err := newStack(a, orchestrator.Namespacing(), orchestrator.ToolSearch(5))
 	if err != nil {
 		return err
 	}

@@ -39,12 +39,22 @@ type stdout struct{}
 
 func (stdout) Write(p []byte) (int, error) { fmt.Print(string(p)); return len(p), nil }
 
-// gitHubBehindSearch is the GitHub-shaped document at full size (1,223
-// operations) behind Namespacing and ToolSearch, with the Stripe-shaped one
-// beside it.
-func gitHubBehindSearch(t testing.TB) *orchestrator.Orchestrator {
+// fullSize holds the REST drivers of the GitHub-shaped document at full size
+// (1,223 operations) and the Stripe-shaped one, loaded once for all tests.
+var fullSize = sync.OnceValues(func() (apis, error) { return newAPIs(1223, "http://127.0.0.1:1") })
+
+// gitHubBehindSearch is a new orchestrator over the full-size APIs behind
+// Namespacing and ToolSearch.
+func gitHubBehindSearch(t testing.TB, layers ...orchestrator.Layer) *orchestrator.Orchestrator {
 	t.Helper()
-	o, err := newStack(1223, "http://127.0.0.1:1", orchestrator.Namespacing(), orchestrator.ToolSearch(5))
+	a, err := fullSize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if layers == nil {
+		layers = []orchestrator.Layer{orchestrator.Namespacing(), orchestrator.ToolSearch(5)}
+	}
+	o, err := newStack(a, layers...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,10 +76,7 @@ func TestGitHubSystemMessage(t *testing.T) {
 	if b.NativeToolsBytes > 8<<10 {
 		t.Errorf("native tools %d bytes, want at most 8 KB", b.NativeToolsBytes)
 	}
-	full, err := newStack(1223, "http://127.0.0.1:1", orchestrator.Namespacing())
-	if err != nil {
-		t.Fatal(err)
-	}
+	full := gitHubBehindSearch(t, orchestrator.Namespacing())
 	fb, err := mcs.MeasureBudget(ctx, full, "")
 	if err != nil {
 		t.Fatal(err)
@@ -292,8 +299,33 @@ func BenchmarkGitHubFirstListing(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		o := gitHubBehindSearch(b)
+		a, err := newAPIs(1223, "http://127.0.0.1:1")
+		if err != nil {
+			b.Fatal(err)
+		}
+		o, err := newStack(a, orchestrator.Namespacing(), orchestrator.ToolSearch(5))
+		if err != nil {
+			b.Fatal(err)
+		}
 		if _, err := o.ListTools(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkGitHubSearchNewFinds measures a search whose results change the
+// exposed listing, so that the orchestrator lists both REST drivers again (each
+// copies its tools): the cost of the first search of a round that finds new tools.
+func BenchmarkGitHubSearchNewFinds(b *testing.B) {
+	o := gitHubBehindSearch(b)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		c := recallCases[i%len(recallCases)]
+		if _, err := o.ExecuteTool(ctx, orchestrator.SearchTool, map[string]any{"query": c.query}); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := o.ListTools(ctx); err != nil { // the next round's listing
 			b.Fatal(err)
 		}
 	}
