@@ -75,6 +75,15 @@ type Config struct {
 	// MaxResponseBytes is the largest response body returned; longer bodies are
 	// cut and marked. Zero means DefaultMaxResponseBytes.
 	MaxResponseBytes int64
+	// CacheDir is the directory of the tool-table cache, which lets a later
+	// start list the tools of the same document without decoding it. Empty
+	// means $MCS_CACHE_DIR/rest-tools when MCS_CACHE_DIR is set, else
+	// mcs/rest-tools under os.UserCacheDir (no default cache in test
+	// binaries). The cache holds only the listing, keyed by the SHA-256 of the
+	// document's bytes; calls are always planned from the document.
+	CacheDir string
+	// NoCache turns the tool-table cache off.
+	NoCache bool
 }
 
 // ErrInvalidConfig is wrapped by every error [NewToolDriver] and [New] return;

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -671,7 +672,7 @@ func decodeFast(ctx context.Context, data []byte) (*openapi3.T, outline, error) 
 			return err
 		}
 		sp := fs.components[t.kind][t.name]
-		c, err := decodeComponent(t.kind, data[sp.start:sp.end])
+		c, err := s.decodeComponent(t.kind, sp)
 		comps[i] = c
 		return err
 	})
@@ -759,7 +760,7 @@ func (s *docScanner) decodePathItem(buf *bytes.Buffer, it *pathItemScan) (*opena
 		case "servers":
 			err = json.Unmarshal(raw, &item.Servers)
 		case "parameters":
-			err = json.Unmarshal(raw, &item.Parameters)
+			item.Parameters, err = s.kin().parameters(m.val)
 		default: // a method
 			var op *openapi3.Operation
 			if m.op {
@@ -809,9 +810,11 @@ func (s *docScanner) decodeOperation(members []memberSpan) (*openapi3.Operation,
 		case "operationId":
 			err = json.Unmarshal(raw, &op.OperationID)
 		case "parameters":
-			err = json.Unmarshal(raw, &op.Parameters)
+			op.Parameters, err = s.kin().parameters(m.val)
 		case "requestBody":
-			err = json.Unmarshal(raw, &op.RequestBody)
+			if string(raw) != "null" {
+				op.RequestBody, err = s.kin().requestBodyRef(m.val)
+			}
 		case "deprecated":
 			err = json.Unmarshal(raw, &op.Deprecated)
 		case "security":
@@ -826,18 +829,43 @@ func (s *docScanner) decodeOperation(members []memberSpan) (*openapi3.Operation,
 	return op, nil
 }
 
-// decodeComponent decodes one component of kind.
-func decodeComponent(kind string, raw []byte) (any, error) {
+// kin returns the decoder of kin-openapi objects over the document.
+func (s *docScanner) kin() *kinDecoder { return &kinDecoder{data: s.data} }
+
+// decodeComponent decodes the component of kind at sp.
+func (s *docScanner) decodeComponent(kind string, sp span) (any, error) {
+	raw := s.data[sp.start:sp.end]
 	var v any
 	switch kind {
 	case "schemas":
-		v = new(openapi3.SchemaRef)
+		if string(raw) == "null" {
+			return (*openapi3.SchemaRef)(nil), nil
+		}
+		r, err := s.kin().schemaRef(sp)
+		if err != nil {
+			return nil, errNotFast
+		}
+		return r, nil
 	case "parameters":
-		v = new(openapi3.ParameterRef)
+		if string(raw) == "null" {
+			return (*openapi3.ParameterRef)(nil), nil
+		}
+		r, err := s.kin().parameterRef(sp)
+		if err != nil {
+			return nil, errNotFast
+		}
+		return r, nil
+	case "requestBodies":
+		if string(raw) == "null" {
+			return (*openapi3.RequestBodyRef)(nil), nil
+		}
+		r, err := s.kin().requestBodyRef(sp)
+		if err != nil {
+			return nil, errNotFast
+		}
+		return r, nil
 	case "headers":
 		v = new(openapi3.HeaderRef)
-	case "requestBodies":
-		v = new(openapi3.RequestBodyRef)
 	case "responses":
 		v = new(openapi3.ResponseRef)
 	case "securitySchemes":
@@ -850,6 +878,10 @@ func decodeComponent(kind string, raw []byte) (any, error) {
 		v = new(openapi3.CallbackRef)
 	default:
 		return nil, errNotFast
+	}
+	if string(raw) == "null" {
+		// As the standard library decodes null in a map of pointers.
+		return reflect.Zero(reflect.TypeOf(v)).Interface(), nil
 	}
 	if err := json.Unmarshal(raw, v); err != nil {
 		return nil, errNotFast

@@ -61,7 +61,7 @@ func loadWith(t testing.TB, data []byte, cfg Config, parseFn func(context.Contex
 		return nil, err
 	}
 	b := builder{doc: doc, cfg: cfg}
-	return b.build(ol), nil
+	return b.build(context.Background(), ol)
 }
 
 // The fast path lists exactly what the ordinary path lists, and plans the
@@ -100,8 +100,66 @@ func TestFastPathMatchesOrdinary(t *testing.T) {
 					t.Errorf("cfg %+v: fast path differs (-ordinary +fast):\n%s", cfg, diff)
 				}
 			}
+			// The decoded objects themselves, extensions included.
+			slowDoc, _, err1 := parseOrdinary(context.Background(), data, "")
+			fastDoc, _, err2 := parse(context.Background(), data, "")
+			if err1 != nil || err2 != nil {
+				return
+			}
+			if diff := cmp.Diff(modelSummary(slowDoc), modelSummary(fastDoc)); diff != "" {
+				t.Errorf("decoded model differs (-ordinary +fast):\n%s", diff)
+			}
 		})
 	}
+}
+
+// modelSummary renders the parts of a document the driver reads, as
+// kin-openapi encodes them.
+func modelSummary(doc *openapi3.T) string {
+	var sb strings.Builder
+	enc := func(label string, v any) {
+		data, err := json.Marshal(v)
+		if err != nil {
+			data = []byte(err.Error())
+		}
+		fmt.Fprintf(&sb, "%s %s\n", label, data)
+	}
+	enc("servers", doc.Servers)
+	enc("security", doc.Security)
+	for _, path := range doc.Paths.InMatchingOrder() {
+		item := doc.Paths.Value(path)
+		enc(path+" parameters", item.Parameters)
+		enc(path+" servers", item.Servers)
+		for _, m := range methods {
+			op := item.GetOperation(strings.ToUpper(m))
+			if op == nil {
+				continue
+			}
+			enc(path+" "+m, []any{op.OperationID, op.Summary, op.Description, op.Tags, op.Deprecated, op.Security, op.Servers})
+			enc(path+" "+m+" parameters", op.Parameters)
+			enc(path+" "+m+" body", op.RequestBody)
+			for _, p := range op.Parameters {
+				if p != nil && p.Value != nil {
+					enc(path+" "+m+" parameter value", p.Value)
+					if p.Value.Schema != nil {
+						enc(path+" "+m+" parameter schema", p.Value.Schema.Value)
+					}
+				}
+			}
+			if op.RequestBody != nil && op.RequestBody.Value != nil {
+				enc(path+" "+m+" body value", op.RequestBody.Value)
+				for _, media := range sortedKeys(op.RequestBody.Value.Content) {
+					if mt := op.RequestBody.Value.Content[media]; mt != nil && mt.Schema != nil {
+						enc(path+" "+m+" body schema "+media, mt.Schema.Value)
+					}
+				}
+			}
+		}
+	}
+	if doc.Components != nil {
+		enc("security schemes", doc.Components.SecuritySchemes)
+	}
+	return sb.String()
 }
 
 // mustBase normalizes cfg for a builder.
@@ -149,5 +207,23 @@ var fastEdgeDocs = map[string]string{
 	"bad responses":     `{"openapi":"3.0.0","paths":{"/a":{"get":{"operationId":"a","responses":{"200":{"description":"ok"}}}}}}`,
 	"openapi number":    `{"openapi":3,"paths":{}}`,
 	"version 4":         `{"openapi":"4.0.0","paths":{}}`,
+	"schema keywords":   `{"openapi":"3.1.0","paths":{"/a":{"post":{"parameters":[{"name":"q","in":"query","x-p":1,"other":"kept","schema":{"type":["string","null"],"x-s":{"a":[1,2]},"unknownKeyword":true,"exclusiveMinimum":3,"examples":["a"],"const":"c"}},{"name":"c","in":"query","content":{"application/json":{"schema":{"type":"object","additionalProperties":{"type":"integer"},"properties":{"t":true,"f":false}}}}}],"requestBody":{"description":"d","x-rb":true,"content":{"application/json":{"x-mt":1,"example":{"k":"v"},"examples":{"e":{"value":3}},"encoding":{"a":{"contentType":"text/plain"}},"schema":{"allOf":[{"type":"object","properties":{"a":{"type":"string","Format":"odd"}}},{"$ref":"#/components/schemas/S"}],"oneOf":[{"type":"object"}],"not":{"type":"null"},"required":["a"],"properties":{"a":{"type":"string","enum":["x","y"],"default":"x","readOnly":false,"maxLength":10},"b":{"type":"array","items":{"$ref":"#/components/schemas/S","description":"sibling"}},"c":{"type":"object","properties":{}},"d":{"patternProperties":{"^x":{"type":"string"}},"prefixItems":[{"type":"integer"}],"$defs":{"q":{"type":"string"}}}}}},"text/plain":null}}}}},"components":{"schemas":{"S":{"type":"object","x-c":"y","properties":{"id":{"type":"integer","minimum":1}}}},"parameters":{"P":{"name":"p","in":"header","schema":{"type":"string"}}}}}`,
 	"form body":         `{"openapi":"3.0.0","paths":{"/a":{"post":{"requestBody":{"$ref":"#/components/requestBodies/f"}}}},"components":{"requestBodies":{"f":{"content":{"multipart/form-data":{"schema":{"type":"object","properties":{"file":{"type":"string","format":"binary"},"n":{"$ref":"#/components/schemas/N"}}}}}}},"schemas":{"N":{"type":"integer"}}}}`,
+}
+
+// The fast path takes the documents it is for; the comparison above would
+// prove nothing if it fell back on them.
+func TestFastPathTaken(t *testing.T) {
+	docs := map[string][]byte{"github-771": githubDoc(t, githubLike)}
+	for _, name := range []string{"petstore.yaml", "forms.yaml", "security.yaml", "cycles.yaml", "openapi31.yaml"} {
+		docs[name] = jsonFixture(t, name)
+	}
+	for _, name := range []string{"schema keywords", "cycle", "security", "servers", "deep pointer", "escaped name", "form body", "float numbers", "null operation"} {
+		docs[name] = []byte(fastEdgeDocs[name])
+	}
+	for name, data := range docs {
+		if _, _, err := decodeFast(context.Background(), data); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
 }

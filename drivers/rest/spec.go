@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"mime"
@@ -47,6 +48,10 @@ type spec struct {
 	base  *url.URL // the document's base URL; nil when it has none
 	// baseErr says why the document has no base URL.
 	baseErr error
+	// cached is set when the spec came from the tool-table cache: it holds
+	// the listing only (ops maps each name to nil) and the document to
+	// decode for executing.
+	cached *cachedSource
 }
 
 // operation is everything needed to execute one tool.
@@ -95,7 +100,9 @@ type builder struct {
 	base    *url.URL // Config.BaseURL; nil when unset
 }
 
-func (b *builder) build(ol outline) *spec {
+// build turns the document into a spec, in document order. It checks ctx
+// between operations and returns its error once it is done.
+func (b *builder) build(ctx context.Context, ol outline) (*spec, error) {
 	s := &spec{ops: map[string]*operation{}}
 	docBase, docErr := b.docBase()
 	s.base, s.baseErr = docBase, docErr
@@ -112,7 +119,8 @@ func (b *builder) build(ol outline) *spec {
 		}
 	}
 	done := map[string]bool{}
-	used := map[string]bool{}
+	used := newNameSet()
+	n := 0
 	for _, po := range order {
 		if done[po.path] {
 			continue
@@ -139,6 +147,11 @@ func (b *builder) build(ol outline) *spec {
 			if op == nil || !b.tagsIncluded(op.Tags) {
 				continue
 			}
+			if n++; n%64 == 0 {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+			}
 			o := b.operation(po.path, m, item, op)
 			o.base, o.baseErr = pathBase, pathErr
 			if b.base == nil && op.Servers != nil && len(*op.Servers) > 0 {
@@ -149,7 +162,10 @@ func (b *builder) build(ol outline) *spec {
 			s.ops[o.tool.Name] = o
 		}
 	}
-	return s
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 func (b *builder) pathIncluded(p string) bool {
@@ -540,14 +556,48 @@ func baseToolName(operationID, method, path string) string {
 	return sb.String()
 }
 
+// nameSet is the set of tool names given out, with what it takes to give out
+// the next one in constant time.
+type nameSet struct {
+	used map[string]bool
+	// next maps a prefix and a suffix length to the smallest suffix number of
+	// that length not known to be taken with that prefix.
+	next map[nameClass]int
+}
+
+type nameClass struct {
+	prefix string
+	digits int
+}
+
+func newNameSet() *nameSet {
+	return &nameSet{used: map[string]bool{}, next: map[nameClass]int{}}
+}
+
 // uniqueToolName returns name, or name_2, name_3, ... (cut to fit maxNameLen),
-// whichever is free first, and marks it used.
-func uniqueToolName(name string, used map[string]bool) string {
-	final := name
-	for i := 2; used[final]; i++ {
-		suffix := "_" + strconv.Itoa(i)
-		final = name[:min(len(name), maxNameLen-len(suffix))] + suffix
+// whichever is free first, and marks it used. It remembers, per prefix, how
+// far the numbers are taken, so that n operations of one name cost O(n) in
+// all, not O(n²).
+func uniqueToolName(name string, set *nameSet) string {
+	if !set.used[name] {
+		set.used[name] = true
+		return name
 	}
-	used[final] = true
-	return final
+	for i := 2; ; {
+		num := strconv.Itoa(i)
+		prefix := name[:min(len(name), maxNameLen-1-len(num))]
+		class := nameClass{prefix, len(num)}
+		if n := set.next[class]; n > i {
+			// Every number of this length below n is taken: a class is always
+			// entered at its first number, so the jump never skips a free one.
+			i = n
+			continue
+		}
+		if final := prefix + "_" + num; !set.used[final] {
+			set.used[final] = true
+			set.next[class] = i + 1
+			return final
+		}
+		i++
+	}
 }
