@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -147,14 +146,9 @@ func (c *toolCache) read(e cacheEntry) ([]mcs.Tool, bool) {
 
 // decodeCache decodes and checks a cache file for e.
 func decodeCache(data []byte, e cacheEntry) ([]mcs.Tool, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	var cf cacheFile
-	if err := dec.Decode(&cf); err != nil {
+	cf, err := parseCacheFile(data)
+	if err != nil {
 		return nil, err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("data after the cache entry")
 	}
 	switch {
 	case cf.Format != cacheFormat:
@@ -241,10 +235,14 @@ func (c *toolCache) write(e cacheEntry, tools []mcs.Tool) {
 func (c *toolCache) remove(e cacheEntry) { _ = os.Remove(e.path) }
 
 func encodeCache(e cacheEntry, tools []mcs.Tool) ([]byte, error) {
-	return json.Marshal(cacheFile{
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(cacheFile{
 		Format: cacheFormat, Build: cacheBuild(), SpecSHA256: e.specSum,
 		Tags: e.tags, Paths: e.paths, Tools: tools,
 	})
+	return buf.Bytes(), err
 }
 
 // cachedSource is the document behind a listing from the cache.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -363,4 +364,49 @@ func FuzzDecodeCache(f *testing.F) {
 			t.Fatal("the listing changed in a round trip")
 		}
 	})
+}
+
+// fill sets every field of v, recursively, to a value other than the zero.
+func fill(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString("x \u2028 <&> \"q\" é")
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Pointer:
+		v.Set(reflect.New(v.Type().Elem()))
+		fill(v.Elem())
+	case reflect.Slice:
+		v.Set(reflect.MakeSlice(v.Type(), 1, 1))
+		fill(v.Index(0))
+	case reflect.Struct:
+		for i := range v.NumField() {
+			fill(v.Field(i))
+		}
+	case reflect.Map:
+		v.Set(reflect.ValueOf(map[string]any{"type": "string", "enum": []any{"a", 1.5, true, nil}, "x&y": map[string]any{"\u00e9\\": -0.25e-7}}))
+	default:
+		panic("fill: unhandled kind " + v.Kind().String())
+	}
+}
+
+// The cache carries every field of a tool: a field added to mcs.Tool and not
+// to the decoder fails here, not silently in a warm start.
+func TestCacheCarriesEveryToolField(t *testing.T) {
+	var tool mcs.Tool
+	fill(reflect.ValueOf(&tool).Elem())
+	tool.Name = "every_field"
+	tool.Parameters[0].Name = "p"
+	e := cacheEntry{specSum: "00", tags: []string{"t"}}
+	data, err := encodeCache(e, []mcs.Tool{tool, {Name: "bare"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := decodeCache(data, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]mcs.Tool{tool, {Name: "bare"}}, got); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
 }

@@ -68,6 +68,9 @@ type docScanner struct {
 	// float64 and encoding them again: fractions, exponents, more than 15
 	// digits.
 	odd int
+	// escapedKeys accepts keys with escape sequences (the duplicate check
+	// then compares them as written).
+	escapedKeys bool
 }
 
 // fail is the result of a scan that found something the fast path does not
@@ -257,7 +260,7 @@ func (s *docScanner) object(i, depth int, each func(key string, v int) int) int 
 			return fail
 		}
 		end, escaped := s.str(i)
-		if end == fail || escaped {
+		if end == fail || (escaped && !s.escapedKeys) {
 			return fail
 		}
 		k := span{i + 1, end - 1}

@@ -76,6 +76,7 @@ func BenchmarkSameName(b *testing.B) {
 			data := sameNameDoc(n)
 			b.ReportAllocs()
 			ctx := context.Background()
+			cpu := cpuTime()
 			for b.Loop() {
 				td, err := NewToolDriver(Config{Spec: data, NoCache: true})
 				if err != nil {
@@ -86,6 +87,7 @@ func BenchmarkSameName(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/operation")
+			b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N)/float64(n), "cpu-ns/operation")
 		})
 	}
 }
