@@ -29,7 +29,7 @@ func cacheFixtures(t testing.TB) map[string][]byte {
 		docs[e.Name()] = fixture(t, e.Name())
 		docs[e.Name()+" as JSON"] = jsonFixture(t, e.Name())
 	}
-	docs["github-771"] = githubDoc(t, githubLike)
+	docs["github-shaped"] = githubDoc(t, githubSmall)
 	return docs
 }
 
@@ -293,7 +293,7 @@ func TestWarmStartExecutes(t *testing.T) {
 // Drivers loading one document at once, cold and warm, all list the same
 // tools and leave one valid entry and no temporary files.
 func TestConcurrentCacheUse(t *testing.T) {
-	doc := githubDoc(t, githubShape{ops: 60, schemas: 30, exampleProps: 4})
+	doc := githubDoc(t, githubSmall)
 	dir := t.TempDir()
 	want, _ := listFrom(t, Config{Spec: doc, NoCache: true})
 	var wg sync.WaitGroup

@@ -29,8 +29,10 @@ import (
 // keeps only what the listing and the execution of operations read (the
 // document's servers and security, each path item without its responses and
 // callbacks, and the components those parts reference, transitively, plus
-// every security scheme), and hands each kept piece to kin-openapi's own
-// decoder separately. References are then resolved by kin-openapi as before.
+// every security scheme), and decodes the kept pieces on all cores into
+// kin-openapi's types: parameters, request bodies, media types and schemas
+// member by member (see kinDecoder), the rest with kin-openapi's own
+// decoders. References are then resolved by kin-openapi as before.
 //
 // Wherever the trimmed document could decode differently from the whole one,
 // decodeFast gives up and the caller takes the ordinary path: a syntax error,

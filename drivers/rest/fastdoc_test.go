@@ -75,7 +75,7 @@ func TestFastPathMatchesOrdinary(t *testing.T) {
 	for _, e := range entries {
 		docs[e.Name()] = jsonFixture(t, e.Name())
 	}
-	docs["github-771"] = githubDoc(t, githubLike)
+	docs["github-shaped"] = githubDoc(t, githubSmall)
 	gen, _ := json.Marshal(genDoc(200))
 	docs["generated-200"] = gen
 	for name, data := range fastEdgeDocs {

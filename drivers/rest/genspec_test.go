@@ -28,6 +28,9 @@ var (
 	githubLike = githubShape{ops: 771, schemas: 260, exampleProps: 28}
 	// githubLarge is a 13 MB description of 1,200 operations.
 	githubLarge = githubShape{ops: 1200, schemas: 800, exampleProps: 118}
+	// githubSmall has the same shape at a size tests can afford under the
+	// race detector.
+	githubSmall = githubShape{ops: 120, schemas: 60, exampleProps: 6}
 )
 
 var genCache sync.Map // githubShape -> []byte
