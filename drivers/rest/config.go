@@ -97,6 +97,15 @@ type Config struct {
 	// the 64 characters providers accept (the orchestrator shortens overlong
 	// namespaced names itself, but a budget here keeps them readable).
 	MaxNameLength int
+	// CacheDir is the directory of the tool-table cache, which lets a later
+	// start list the tools of the same document without decoding it. Empty
+	// means $MCS_CACHE_DIR/rest-tools when MCS_CACHE_DIR is set, else
+	// mcs/rest-tools under os.UserCacheDir (no default cache in test
+	// binaries). The cache holds only the listing, keyed by the SHA-256 of the
+	// document's bytes; calls are always planned from the document.
+	CacheDir string
+	// NoCache turns the tool-table cache off.
+	NoCache bool
 }
 
 // ErrInvalidConfig is wrapped by every error [NewToolDriver] and [New] return;

@@ -45,6 +45,10 @@ type ToolDriver struct {
 	// ends: a one-slot channel, held while the document loads.
 	loadLock chan struct{}
 	spec     atomic.Pointer[spec]
+	cache    *toolCache // nil: no tool-table cache
+	// version counts the changes of the listing after the first load (a
+	// cached listing the document contradicted).
+	version atomic.Uint64
 }
 
 // Driver is the complete REST driver: the [ToolDriver] with the LLM-facing
@@ -94,6 +98,7 @@ func NewToolDriver(cfg Config) (*ToolDriver, error) {
 		client:   newClient(c.HTTPClient),
 		secrets:  secrets,
 		loadLock: make(chan struct{}, 1),
+		cache:    newToolCache(c),
 	}, nil
 }
 
@@ -112,6 +117,9 @@ func New(cfg Config, opts ...mcs.Option) (*Driver, error) {
 // healthcheck.
 func (d *Driver) Meta() mcs.Meta { return mcs.DeriveCapabilities(d.BaseDriver.Meta(), d) }
 
+// ToolsVersion is the ToolDriver's; see [ToolDriver.ToolsVersion].
+func (d *Driver) ToolsVersion() uint64 { return d.td.ToolsVersion() }
+
 // Healthcheck reports whether the API is reachable; see [ToolDriver.Healthcheck].
 func (d *Driver) Healthcheck(ctx context.Context) mcs.HealthResult { return d.td.Healthcheck(ctx) }
 
@@ -126,23 +134,55 @@ func (d *ToolDriver) Meta() mcs.Meta {
 	}, d)
 }
 
-// load returns the loaded document, loading it when no earlier call has.
+// load returns the loaded document, loading it when no earlier call has. The
+// spec may come from the tool-table cache and then holds the listing only;
+// loadOps returns one that can execute.
 func (d *ToolDriver) load(ctx context.Context) (*spec, error) {
 	if s := d.spec.Load(); s != nil {
 		return s, nil
 	}
+	return d.loadLocked(ctx, func(s *spec) bool { return s != nil })
+}
+
+// loadOps returns the loaded document with its operations, decoding the
+// document when the listing came from the cache.
+func (d *ToolDriver) loadOps(ctx context.Context) (*spec, error) {
+	if s := d.spec.Load(); s != nil && s.cached == nil {
+		return s, nil
+	}
+	return d.loadLocked(ctx, func(s *spec) bool { return s != nil && s.cached == nil })
+}
+
+// loadLocked loads under loadLock unless done accepts what another caller
+// loaded meanwhile.
+func (d *ToolDriver) loadLocked(ctx context.Context, done func(*spec) bool) (*spec, error) {
 	select {
 	case d.loadLock <- struct{}{}:
 	case <-ctx.Done():
 		return nil, fmt.Errorf("load OpenAPI document %s: %w", d.src, context.Cause(ctx))
 	}
 	defer func() { <-d.loadLock }()
-	if s := d.spec.Load(); s != nil {
-		return s, nil
+	prev := d.spec.Load()
+	if done(prev) {
+		return prev, nil
 	}
-	data, err := d.fetch(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("load OpenAPI document %s: %w", d.src, err)
+	var data []byte
+	var entry cacheEntry
+	if prev != nil {
+		data, entry = prev.cached.data, prev.cached.entry
+	} else {
+		var err error
+		if data, err = d.fetch(ctx); err != nil {
+			return nil, fmt.Errorf("load OpenAPI document %s: %w", d.src, err)
+		}
+		if d.cache != nil {
+			entry = d.cache.entry(data, d.cfg)
+			if tools, ok := d.cache.read(entry); ok {
+				s := cachedSpec(tools, data, entry)
+				d.spec.Store(s)
+				return s, nil
+			}
+		}
 	}
 	scheme := ""
 	if d.src.url != nil {
@@ -156,10 +196,29 @@ func (d *ToolDriver) load(ctx context.Context) (*spec, error) {
 		return nil, fmt.Errorf("load OpenAPI document %s: %w", d.src, err)
 	}
 	b := builder{doc: doc, cfg: d.cfg, specURL: d.src.url, base: d.base}
-	s := b.build(ol)
+	s, err := b.build(ctx, ol)
+	if err != nil {
+		return nil, fmt.Errorf("load OpenAPI document %s: %w", d.src, err)
+	}
+	if d.cache != nil {
+		switch {
+		case prev == nil:
+			d.cache.write(entry, s.tools)
+		case !sameTools(prev.tools, s.tools):
+			// The cache listed what the document does not: drop the entry
+			// and publish the document's listing.
+			d.cache.remove(entry)
+			d.version.Add(1)
+		}
+	}
 	d.spec.Store(s)
 	return s, nil
 }
+
+// ToolsVersion changes when the listing changes after the first load: when a
+// listing from the tool-table cache turned out to differ from the document's
+// (see Config.CacheDir). An orchestrator holding the driver then lists again.
+func (d *ToolDriver) ToolsVersion() uint64 { return d.version.Load() }
 
 // ListTools returns one tool per operation, in document order (paths, then
 // methods as written), filtered by IncludeTags and IncludePaths. The first call
@@ -215,7 +274,7 @@ func (d *ToolDriver) HasTool(ctx context.Context, name string) (bool, error) {
 // other status fails with a [*StatusError]. The call is bounded by
 // Config.Timeout and ctx.
 func (d *ToolDriver) ExecuteTool(ctx context.Context, name string, args map[string]any) (any, error) {
-	s, err := d.load(ctx)
+	s, err := d.loadOps(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -390,7 +449,7 @@ func (d *ToolDriver) Healthcheck(ctx context.Context) mcs.HealthResult {
 		target = d.base
 	}
 	if target == nil {
-		s, err := d.load(ctx)
+		s, err := d.loadOps(ctx)
 		if err != nil {
 			return mcs.HealthResult{Status: mcs.HealthError, Detail: err.Error()}
 		}

@@ -92,10 +92,25 @@ func readLimited(r io.Reader, limit int64) ([]byte, error) {
 // fetched over http(s)); a Swagger 2.0 document with a host and no schemes
 // uses it, as Swagger 2.0 specifies.
 //
-// JSON takes a fast path: kin-openapi's own JSON decoding, and a token scan for
-// the order. A document that references other documents takes a second pass in
+// Without the fast path, JSON takes kin-openapi's own JSON decoding and a
+// token scan for the order. A document that references other documents takes a second pass in
 // which those references are replaced by empty objects (see externalRefKey).
+//
+// An OpenAPI 3 JSON document first tries decodeFast, which decodes only what
+// the driver reads and yields the same tools; a document it does not handle
+// takes parseOrdinary.
 func parse(ctx context.Context, data []byte, scheme string) (*openapi3.T, outline, error) {
+	if trimmed := bytes.TrimLeft(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '{' {
+		doc, ol, err := decodeFast(ctx, trimmed)
+		if !errors.Is(err, errNotFast) {
+			return doc, ol, err
+		}
+	}
+	return parseOrdinary(ctx, data, scheme)
+}
+
+// parseOrdinary is parse without the fast path.
+func parseOrdinary(ctx context.Context, data []byte, scheme string) (*openapi3.T, outline, error) {
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	trimmed := bytes.TrimLeft(data, " \t\r\n")
 	if len(trimmed) == 0 {

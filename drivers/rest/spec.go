@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"mime"
@@ -53,6 +54,10 @@ type spec struct {
 	base  *url.URL // the document's base URL; nil when it has none
 	// baseErr says why the document has no base URL.
 	baseErr error
+	// cached is set when the spec came from the tool-table cache: it holds
+	// the listing only (ops maps each name to nil) and the document to
+	// decode for executing.
+	cached *cachedSource
 }
 
 // operation is everything needed to execute one tool.
@@ -108,7 +113,9 @@ type builder struct {
 	base    *url.URL // Config.BaseURL; nil when unset
 }
 
-func (b *builder) build(ol outline) *spec {
+// build turns the document into a spec, in document order. It checks ctx
+// between operations and returns its error once it is done.
+func (b *builder) build(ctx context.Context, ol outline) (*spec, error) {
 	s := &spec{ops: map[string]*operation{}}
 	docBase, docErr := b.docBase()
 	s.base, s.baseErr = docBase, docErr
@@ -125,7 +132,8 @@ func (b *builder) build(ol outline) *spec {
 		}
 	}
 	done := map[string]bool{}
-	used := map[string]bool{}
+	used := newNameSet()
+	n := 0
 	for _, po := range order {
 		if done[po.path] {
 			continue
@@ -152,6 +160,11 @@ func (b *builder) build(ol outline) *spec {
 			if op == nil || !b.tagsIncluded(op.Tags) {
 				continue
 			}
+			if n++; n%64 == 0 {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+			}
 			o := b.operation(po.path, m, item, op)
 			o.base, o.baseErr = pathBase, pathErr
 			if b.base == nil && op.Servers != nil && len(*op.Servers) > 0 {
@@ -166,7 +179,10 @@ func (b *builder) build(ol outline) *spec {
 			s.ops[o.tool.Name] = o
 		}
 	}
-	return s
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 func (b *builder) pathIncluded(p string) bool {
@@ -584,15 +600,35 @@ func (b *builder) nameLimit() int {
 	return maxNameLen
 }
 
-// uniqueToolName returns name, or name_2, name_3, ... (shortened to limit with
-// a hash when longer), whichever is free first, and marks it used.
-func uniqueToolName(name string, used map[string]bool, limit int) string {
-	final := name
-	for i := 2; used[final]; i++ {
-		final = toolname.Shorten(name+"_"+strconv.Itoa(i), limit)
+// nameSet is the set of tool names given out, with what it takes to give out
+// the next one in constant time.
+type nameSet struct {
+	used map[string]bool
+	// next maps a base name to the smallest suffix number not yet tried for it.
+	next map[string]int
+}
+
+func newNameSet() *nameSet {
+	return &nameSet{used: map[string]bool{}, next: map[string]int{}}
+}
+
+// uniqueToolName returns the first free of name, name_2, name_3, ..., each
+// shortened to limit with a stable hash when longer (see toolname.Shorten), and
+// marks it used. Every number below set.next[name] was tried for name and found
+// taken, and names are never released, so the search resumes there: n
+// operations of one name cost O(n) in all, not O(n²).
+func uniqueToolName(name string, set *nameSet, limit int) string {
+	if !set.used[name] {
+		set.used[name] = true
+		return name
 	}
-	used[final] = true
-	return final
+	for i := max(2, set.next[name]); ; i++ {
+		if final := toolname.Shorten(name+"_"+strconv.Itoa(i), limit); !set.used[final] {
+			set.used[final] = true
+			set.next[name] = i + 1
+			return final
+		}
+	}
 }
 
 // methodAnnotations derives the behaviour hints of an operation from its HTTP

@@ -272,7 +272,7 @@ func TestToolNames(t *testing.T) {
 		}
 	}
 
-	used := map[string]bool{}
+	used := newNameSet()
 	var got []string
 	for _, n := range []string{"a", "a", "a", "a_2", long[:64], long[:64]} {
 		got = append(got, uniqueToolName(n, used, 64))
