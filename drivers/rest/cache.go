@@ -115,7 +115,11 @@ type cacheEntry struct {
 	paths   []string
 }
 
-// entry returns the entry of data under cfg's filters.
+// entry returns the entry of data under cfg's filters. The key covers
+// everything the listing depends on: the spec bytes, the code (cacheBuild)
+// and the filters. A Config field that comes to change the listing must be
+// added here; fields that may hold secrets (Headers, BaseURL) stay out of
+// it, as their hash next to a known spec could be guessed offline.
 func (c *toolCache) entry(data []byte, cfg Config) cacheEntry {
 	sum := sha256.Sum256(data)
 	e := cacheEntry{specSum: hex.EncodeToString(sum[:]), tags: cfg.IncludeTags, paths: cfg.IncludePaths}
