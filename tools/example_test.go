@@ -105,7 +105,9 @@ func ExampleSchemer() {
 // flexible is a string that models may also write as a number.
 type flexible string
 
-func (flexible) JSONSchema() map[string]any { return map[string]any{"type": []string{"string", "number"}} }
+func (flexible) JSONSchema() map[string]any {
+	return map[string]any{"type": []string{"string", "number"}}
+}
 
 func (f *flexible) UnmarshalJSON(b []byte) error {
 	*f = flexible(strings.Trim(string(b), `"`))
