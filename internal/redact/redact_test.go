@@ -1,0 +1,62 @@
+package redact
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestValue(t *testing.T) {
+	r := New(nil, 8)
+	type named []byte
+	in := map[string]any{
+		"path":          "a/very/long/path.txt",
+		"Access-Token":  "s3cr3t",
+		"nested":        map[string]any{"api key": "k", "list": []any{map[string]string{"password": "p", "user": "u"}}},
+		"raw":           json.RawMessage(`{"secret":"x","n":1}`),
+		"bytes":         []byte("abc"),
+		"named":         named("abcd"),
+		"n":             1.5,
+		"Authorization": map[string]any{"scheme": "Bearer"},
+	}
+	want := map[string]any{
+		"path":          "a/very/l…(12 more bytes)",
+		"Access-Token":  Redacted,
+		"nested":        map[string]any{"api key": Redacted, "list": []any{map[string]any{"password": Redacted, "user": "u"}}},
+		"raw":           map[string]any{"secret": Redacted, "n": 1.0},
+		"bytes":         "[3 bytes]",
+		"named":         "[4 bytes]",
+		"n":             1.5,
+		"Authorization": Redacted,
+	}
+	if diff := cmp.Diff(want, r.Value(in)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if in["Access-Token"] != "s3cr3t" {
+		t.Error("input modified")
+	}
+}
+
+func TestKeysAndDepth(t *testing.T) {
+	r := New([]string{"PIN", " "}, 0)
+	if !r.Sensitive("card-pin") || r.Sensitive("token") {
+		t.Error("custom keys")
+	}
+	long := strings.Repeat("x", 1000)
+	if r.Value(long) != long {
+		t.Error("cut with maxLen 0")
+	}
+	var v any = "leaf"
+	for range 200 {
+		v = []any{v}
+	}
+	s, _ := json.Marshal(r.Value(v))
+	if !strings.Contains(string(s), "[too deep]") {
+		t.Error("depth not bounded")
+	}
+	if got := New(nil, 2).Cut("héllo"); got != "h…(5 more bytes)" {
+		t.Errorf("cut = %q", got)
+	}
+}
