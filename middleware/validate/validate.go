@@ -254,3 +254,6 @@ func sortProblems(p []string) {
 		return strings.Compare(a, b)
 	})
 }
+
+// ErrorType returns "invalid_schema", the error.type tracing records for it.
+func (e *SchemaError) ErrorType() string { return "invalid_schema" }
