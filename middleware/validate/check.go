@@ -24,18 +24,26 @@ func (c *checker) check(tool string, args map[string]any, m *Middleware) (map[st
 		out = c.coerceArgs(args)
 	}
 	var problems []string
-	for k := range out {
-		if c.index(k) >= 0 {
-			continue
+	declared := 0
+	for i := range c.params {
+		if _, ok := out[c.params[i].name]; ok {
+			declared++
 		}
-		switch m.unknown {
-		case UnknownDrop:
-			if sameMap(out, args) {
-				out = copyMap(args)
+	}
+	if declared < len(out) { // some argument is not a parameter
+		for k := range out {
+			if c.index(k) >= 0 {
+				continue
 			}
-			delete(out, k)
-		case UnknownError:
-			problems = append(problems, c.unknownProblem(k))
+			switch m.unknown {
+			case UnknownDrop:
+				if sameMap(out, args) {
+					out = copyMap(args)
+				}
+				delete(out, k)
+			case UnknownError:
+				problems = append(problems, c.unknownProblem(k))
+			}
 		}
 	}
 	for i := range c.params {

@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
-	"strconv"
 	"sync"
 	"unsafe"
 
 	"github.com/mcs-go/mcs"
+	"github.com/mcs-go/mcs/internal/clone"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -22,12 +22,12 @@ const (
 	maxEntries  = 4096
 )
 
-// entry is one cached definition of a tool: the identity of its parameters, their
-// canonical JSON and the checker compiled from them.
+// entry is one cached definition of a tool: the identity of its parameters, a
+// copy of their schemas and the checker compiled from them.
 type entry struct {
-	ident []paramIdent
-	canon []byte
-	c     *checker
+	ident  []paramIdent
+	copies []map[string]any // deep copies of the schemas, to compare new maps with
+	c      *checker
 }
 
 // paramIdent identifies a parameter without reading its schema.
@@ -44,6 +44,7 @@ func mapPointer(m map[string]any) unsafe.Pointer {
 	return reflect.ValueOf(m).UnsafePointer()
 }
 
+// same reports whether params are the very objects e was built from.
 func (e *entry) same(params []mcs.Parameter) bool {
 	if len(e.ident) != len(params) {
 		return false
@@ -58,6 +59,74 @@ func (e *entry) same(params []mcs.Parameter) bool {
 	return true
 }
 
+// equal reports whether params have the content e was built from.
+func (e *entry) equal(params []mcs.Parameter) bool {
+	if len(e.ident) != len(params) {
+		return false
+	}
+	for i := range params {
+		p := &params[i]
+		if e.ident[i].name != p.Name || e.ident[i].required != p.Required {
+			return false
+		}
+		if (p.Schema == nil) != (e.copies[i] == nil) || !equalValue(p.Schema, e.copies[i], 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// equalValue compares JSON-like values without allocating for the shapes tool
+// schemas have; other types are compared with reflect.DeepEqual.
+func equalValue(a, b any, depth int) bool {
+	if depth > clone.MaxDepth {
+		return false
+	}
+	switch x := a.(type) {
+	case nil:
+		return b == nil
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case bool:
+		y, ok := b.(bool)
+		return ok && x == y
+	case float64:
+		y, ok := b.(float64)
+		return ok && x == y
+	case int:
+		y, ok := b.(int)
+		return ok && x == y
+	case json.Number:
+		y, ok := b.(json.Number)
+		return ok && x == y
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) || (x == nil) != (y == nil) {
+			return false
+		}
+		for k, xv := range x {
+			yv, ok := y[k]
+			if !ok || !equalValue(xv, yv, depth+1) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !equalValue(x[i], y[i], depth+1) {
+				return false
+			}
+		}
+		return true
+	}
+	return reflect.DeepEqual(a, b)
+}
+
 // checker returns the compiled checker of t, compiling it on first use.
 func (m *Middleware) checker(t *mcs.Tool) *checker {
 	for _, e := range (*m.cache.Load())[t.Name] {
@@ -67,24 +136,25 @@ func (m *Middleware) checker(t *mcs.Tool) *checker {
 	}
 	// New objects: compare by content, so that equal definitions built anew (a
 	// driver that copies its schemas on every listing) compile once.
-	canon := canonical(t.Parameters)
 	for _, e := range (*m.cache.Load())[t.Name] {
-		if bytes.Equal(e.canon, canon) {
+		if e.equal(t.Parameters) {
 			return e.c.ready(m)
 		}
 	}
 	m.mu.Lock()
 	cur := *m.cache.Load()
 	for _, e := range cur[t.Name] {
-		if bytes.Equal(e.canon, canon) {
+		if e.equal(t.Parameters) {
 			m.mu.Unlock()
 			return e.c.ready(m)
 		}
 	}
-	e := &entry{canon: canon, c: &checker{tool: t.Name, src: clonedParams(t.Parameters)}}
+	e := &entry{c: &checker{tool: t.Name, src: clonedParams(t.Parameters)}}
 	e.ident = make([]paramIdent, len(t.Parameters))
+	e.copies = make([]map[string]any, len(t.Parameters))
 	for i, p := range t.Parameters {
 		e.ident[i] = paramIdent{name: p.Name, required: p.Required, schema: mapPointer(p.Schema)}
+		e.copies[i] = clone.Args(p.Schema)
 	}
 	next := make(map[string][]*entry, len(cur)+1)
 	if m.size < maxEntries {
@@ -104,36 +174,14 @@ func (m *Middleware) checker(t *mcs.Tool) *checker {
 	return e.c.ready(m)
 }
 
-// clonedParams keeps the names and flags of params; schemas are read from the
-// canonical JSON, so the driver's maps are never held or modified.
+// clonedParams keeps the names, flags and copies of the schemas of params, so
+// that the compiled form never depends on maps the driver may reuse.
 func clonedParams(params []mcs.Parameter) []mcs.Parameter {
 	out := make([]mcs.Parameter, len(params))
 	for i, p := range params {
-		out[i] = mcs.Parameter{Name: p.Name, Required: p.Required, Schema: p.Schema}
+		out[i] = mcs.Parameter{Name: p.Name, Required: p.Required, Schema: clone.Args(p.Schema)}
 	}
 	return out
-}
-
-// canonical returns the parameters as canonical JSON (object keys sorted by
-// encoding/json); a schema that cannot be encoded is marked so that it compiles to
-// a SchemaError.
-func canonical(params []mcs.Parameter) []byte {
-	var b bytes.Buffer
-	for _, p := range params {
-		b.WriteString(strconv.Quote(p.Name))
-		if p.Required {
-			b.WriteString("!")
-		}
-		b.WriteByte(':')
-		data, err := json.Marshal(p.Schema)
-		if err != nil {
-			b.WriteString("unencodable " + strconv.Quote(err.Error()))
-		} else {
-			b.Write(data)
-		}
-		b.WriteByte('\n')
-	}
-	return b.Bytes()
 }
 
 // checker is the compiled form of one tool definition.

@@ -81,7 +81,7 @@ func with(base map[string]any, kv ...any) map[string]any {
 	return out
 }
 
-type deleted struct{}
+type deleted struct{} // marks an argument removed by with
 
 func TestCheckStripeLike(t *testing.T) {
 	v := validate.New()
@@ -241,7 +241,7 @@ func TestDrafts(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tool := mcs.Tool{Name: "t", Description: "d", Parameters: []mcs.Parameter{{Name: "v", Required: !tt.ok || tt.value != nil, Schema: tt.schema}}}
 			_, err := validate.New().Check(tool, map[string]any{"v": tt.value})
-			if var_ := (err == nil); var_ != tt.ok {
+			if ok := err == nil; ok != tt.ok {
 				t.Errorf("Check(%v) error = %v, want ok=%v", tt.value, err, tt.ok)
 			}
 			var se *validate.SchemaError
