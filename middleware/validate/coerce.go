@@ -22,7 +22,7 @@ func (c *checker) coerceArgs(args map[string]any) map[string]any {
 		if !ok || p.doc == nil {
 			continue
 		}
-		if nv, changed := coerce(p.doc, v, 0); changed {
+		if nv, changed := coerceWant(p.doc, p.want, v, 0); changed {
 			if sameMap(out, args) {
 				out = copyMap(args)
 			}
@@ -152,14 +152,19 @@ func types(s any, depth int) typeSet {
 func hasKey(m map[string]any, k string) bool { _, ok := m[k]; return ok }
 
 // coerce converts v toward schema s; changed is false when v stays as it is.
-func coerce(s any, v any, depth int) (any, bool) {
+func coerce(s any, v any, depth int) (any, bool) { return coerceWant(s, 0, v, depth) }
+
+// coerceWant is coerce with the types of s computed beforehand (0: compute them).
+func coerceWant(s any, want typeSet, v any, depth int) (any, bool) {
 	if depth > 32 {
 		return v, false
 	}
 	m, _ := s.(map[string]any)
 	switch x := v.(type) {
 	case string:
-		want := types(s, 0)
+		if want == 0 {
+			want = types(s, 0)
+		}
 		if want&tString != 0 || want == tAny {
 			return v, false // a string schema keeps its string
 		}

@@ -202,6 +202,7 @@ type param struct {
 	schema     *jsonschema.Schema // nil: not checked (invalid schema let through)
 	fast       *fastNode          // nil: every value goes to the library
 	doc        any                // the normalised schema, read by coercion
+	want       typeSet            // the types doc accepts, for coercion
 	allowsNull bool               // the schema accepts null, so null is a value
 	err        *SchemaError
 }
@@ -272,6 +273,7 @@ func compileParam(tool string, p mcs.Parameter, formats bool) (out param) {
 	}
 	doc = normalise(doc, 0)
 	out.doc = doc
+	out.want = types(doc, 0)
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.UseLoader(noLoader{})
