@@ -238,3 +238,39 @@ func TestMCPShaped(t *testing.T) {
 		}
 	}
 }
+
+// TestRESTFixturesCompile: every tool of every REST fixture has schemas the
+// validator accepts (no SchemaError), whatever the document's dialect.
+func TestRESTFixturesCompile(t *testing.T) {
+	files, err := filepath.Glob("../../drivers/rest/testdata/*")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("fixtures: %v", err)
+	}
+	v := validate.New()
+	total := 0
+	for _, f := range files {
+		spec, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		td, err := rest.NewToolDriver(rest.Config{Spec: spec, BaseURL: "http://127.0.0.1:1"})
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		tools, err := td.ListTools(context.Background())
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, tool := range tools {
+			total++
+			_, err := v.Check(tool, map[string]any{})
+			var se *validate.SchemaError
+			if errors.As(err, &se) {
+				t.Errorf("%s: tool %s: %v", filepath.Base(f), tool.Name, err)
+			}
+		}
+	}
+	if total < 30 { // the fixtures hold 35 operations
+		t.Errorf("only %d tools checked", total)
+	}
+}
