@@ -60,3 +60,41 @@ func TestKeysAndDepth(t *testing.T) {
 		t.Errorf("cut = %q", got)
 	}
 }
+
+func TestSecretsInsideText(t *testing.T) {
+	r := New(nil, 0)
+	for _, tt := range []struct{ in, want string }{
+		{"Authorization: Bearer abc.def.ghi", "Authorization: Bearer [REDACTED]"},
+		{"GET /x?token=s3cr3t&page=2", "GET /x?token=[REDACTED]&page=2"},
+		{"API_KEY=sk-123 make run", "API_KEY=[REDACTED] make run"},
+		{`{"password":"hunter22","user":"bob"}`, `{"password":"[REDACTED]","user":"bob"}`},
+		{"curl -H Bearer eyJhbGciOi", "curl -H Bearer [REDACTED]"},
+		{"nothing to see", "nothing to see"},
+	} {
+		if got := r.Text(tt.in, nil); got != tt.want {
+			t.Errorf("Text(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestPairsAndKnown(t *testing.T) {
+	r := New(nil, 0)
+	args := map[string]any{
+		"headers": []any{map[string]any{"name": "X-Api-Key", "value": "k-777"}, map[string]any{"name": "Accept", "value": "json"}},
+		"pair":    []any{"token", "t-888"},
+		"secret":  "s-999 tail",
+	}
+	out, known := r.Args(args)
+	want := map[string]any{
+		"headers": []any{map[string]any{"name": "X-Api-Key", "value": Redacted}, map[string]any{"name": "Accept", "value": "json"}},
+		"pair":    []any{"token", Redacted},
+		"secret":  Redacted,
+	}
+	if diff := cmp.Diff(want, out); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	msg := r.Text("upstream said: bad key k-777 for t-888 (s-999 tail)", known)
+	if strings.Contains(msg, "k-777") || strings.Contains(msg, "t-888") || strings.Contains(msg, "s-999") {
+		t.Errorf("known secrets left in %q", msg)
+	}
+}

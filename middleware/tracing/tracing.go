@@ -12,7 +12,9 @@
 //	mcs.driver.id           the meta id of the driver whose chain runs
 //	mcs.driver.label        its orchestrator label, when routed by one
 //	mcs.outcome             ok | error | denied | challenge
-//	error.type              on a failed call, with the span status Error
+//	error.type              on a failed call, with the span status Error (its
+//	                        description is the error text, secrets removed as the
+//	                        hooks audit removes them, cut to 1 KiB)
 //
 // A permission denial or an auth challenge is a successful call (the model reads
 // it as the result), so its span has no error status; mcs.outcome says "denied"
@@ -118,11 +120,12 @@ func WithMeterProvider(mp metric.MeterProvider) Option {
 
 // WithContent records the arguments and, for a call that did not fail, the result
 // of each call on its span, as JSON in gen_ai.tool.call.arguments and
-// gen_ai.tool.call.result. Values of keys that look like secrets (password,
-// token, api_key, authorization, cookie, ...; see [WithRedactKeys]) are replaced
-// by "[REDACTED]" at any depth, and each attribute is cut to the content limit
-// ([WithContentLimit]). Content is off by default: tool arguments and results
-// often hold personal data.
+// gen_ai.tool.call.result. Secrets are removed as the hooks audit removes them:
+// values of keys that look like secrets (password, token, api_key, auth, cookie,
+// ...; see [WithRedactKeys]) become "[REDACTED]" at any depth, as do sensitive
+// name/value pairs and credentials inside strings; each attribute is cut to the
+// content limit ([WithContentLimit]). Content is off by default: tool arguments
+// and results often hold personal data.
 func WithContent() Option { return func(m *Middleware) { m.content = true } }
 
 // WithContentLimit sets the bound, in bytes, of each content attribute (and of
@@ -130,10 +133,12 @@ func WithContent() Option { return func(m *Middleware) { m.content = true } }
 func WithContentLimit(n int) Option { return func(m *Middleware) { m.limit = n } }
 
 // WithRedactKeys replaces the key fragments whose values WithContent redacts (the
-// defaults are those of the hooks audit: password, passwd, secret, token,
-// api_key, apikey, authorization, cookie, credential, private_key). A key is
-// redacted when its lower-case form, with "-" and " " read as "_", contains a
-// fragment.
+// defaults are those of the hooks audit: password, pwd, pass, secret, token,
+// api_key, access_key, auth, bearer, jwt, cookie, session_id, credential,
+// private_key, signature, ...). A key is redacted when its lower-case form,
+// without "_", "-", "." and spaces, contains a fragment; the same names are
+// recognised in name/value pair lists and inside strings ("Authorization: Bearer
+// x", "?token=x").
 func WithRedactKeys(keys ...string) Option {
 	return func(m *Middleware) { m.keys = append([]string{}, keys...) }
 }
@@ -152,7 +157,8 @@ type Middleware struct {
 
 	tracer trace.Tracer
 	hist   metric.Float64Histogram
-	redact *redact.Redactor
+	redact *redact.Redactor // content
+	status *redact.Redactor // error texts in the span status
 
 	names  sync.Map // tool name -> span name
 	sets   sync.Map // metricKey -> []metric.RecordOption
@@ -185,6 +191,7 @@ func New(opts ...Option) *Middleware {
 		keys = m.keys
 	}
 	m.redact = redact.New(keys, m.limit)
+	m.status = redact.New(keys, maxStatus)
 	_, m.noop = m.tp.(tracenoop.TracerProvider)
 	m.tracer = m.tp.Tracer(ScopeName)
 	meter := m.mp.Meter(ScopeName)
@@ -251,6 +258,7 @@ func (m *Middleware) observe(ctx context.Context, span trace.Span, recording, me
 	name string, args map[string]any, next mcs.CallNext) (res any, err error) {
 	start := time.Now()
 	info, _ := mcs.CallInfoFromContext(ctx)
+	var known []string // the secrets of the arguments, removed from the error text too
 	if recording {
 		attrs := make([]attribute.KeyValue, 0, 10)
 		attrs = append(attrs,
@@ -274,7 +282,9 @@ func (m *Middleware) observe(ctx context.Context, span trace.Span, recording, me
 			attrs = append(attrs, AttrDriverLabel.String(info.Label))
 		}
 		if m.content {
-			attrs = append(attrs, semconv.GenAIToolCallArgumentsKey.String(m.contentJSON(args)))
+			clean, k := m.redact.Args(args)
+			known = k
+			attrs = append(attrs, semconv.GenAIToolCallArgumentsKey.String(m.encode(clean)))
 		}
 		span.SetAttributes(attrs...)
 	}
@@ -301,11 +311,14 @@ func (m *Middleware) observe(ctx context.Context, span trace.Span, recording, me
 				span.SetAttributes(semconv.ErrorTypeKey.String(errType))
 				msg := "panic"
 				if err != nil {
-					msg = textcut.Prefix(err.Error(), maxStatus)
+					if known == nil {
+						_, known = m.status.Args(args)
+					}
+					msg = m.status.Text(err.Error(), known)
 				}
 				span.SetStatus(codes.Error, msg)
 			} else if m.content {
-				span.SetAttributes(semconv.GenAIToolCallResultKey.String(m.contentJSON(res)))
+				span.SetAttributes(semconv.GenAIToolCallResultKey.String(m.encode(m.redact.Value(res))))
 			}
 			span.End()
 		}
@@ -366,9 +379,9 @@ func (m *Middleware) recordOptions(tool, outcome, errType, driver string) []metr
 	return o
 }
 
-// contentJSON renders v redacted, as JSON, within the content limit.
-func (m *Middleware) contentJSON(v any) string {
-	data, err := json.Marshal(m.redact.Value(v))
+// encode renders a redacted value as JSON within the content limit.
+func (m *Middleware) encode(v any) string {
+	data, err := json.Marshal(v)
 	if err != nil {
 		return `"[not encodable as JSON: ` + textcut.Prefix(err.Error(), 200) + `]"`
 	}

@@ -324,3 +324,20 @@ func TestMetricsWithoutSpans(t *testing.T) {
 		t.Errorf("count %d", n)
 	}
 }
+
+// leaky fails with an error that echoes its arguments, as some upstream APIs do.
+type leaky struct{ toolbox }
+
+func (leaky) ExecuteTool(_ context.Context, name string, args map[string]any) (any, error) {
+	return nil, fmt.Errorf("upstream rejected %v: GET /v1/items?access_token=abc123xyz", args["api_key"])
+}
+
+func TestStatusRedacted(t *testing.T) {
+	f := newFixture(t)
+	d := mcs.NewBaseDriver(leaky{}, mcs.WithMiddleware(f.tracing))
+	d.ExecuteTool(context.Background(), "echo", map[string]any{"api_key": "sk-live-4242"})
+	desc := f.spans.Ended()[0].Status().Description
+	if strings.Contains(desc, "sk-live-4242") || strings.Contains(desc, "abc123xyz") || !strings.Contains(desc, "upstream rejected") {
+		t.Errorf("status description %q", desc)
+	}
+}
