@@ -2,17 +2,19 @@ package validate_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/mcs-go/mcs"
 	"github.com/mcs-go/mcs/drivers/filesystem"
 	"github.com/mcs-go/mcs/middleware/validate"
 )
 
-// A model's bad call fails before the tool runs; the failure it reads lists what
-// to fix, and the corrected call succeeds.
+// A model's bad call fails before the tool runs; the retry prompt the model reads
+// lists every problem, and the corrected call succeeds.
 func Example() {
 	root, _ := os.MkdirTemp("", "validate-example")
 	defer os.RemoveAll(root)
@@ -30,7 +32,12 @@ func Example() {
 	bad := `{"tool": "read_file", "arguments": {"path": "notes.txt", "offset": "seven", "lines": 1}}`
 	resp := d.ProcessLLMResponse(ctx, bad)
 	fmt.Println("failed:", resp.CallFailed)
-	fmt.Println("the model reads:", resp.RetryPrompt)
+	var ae *mcs.ArgumentsError
+	if errors.As(resp.Calls[0].Err, &ae) {
+		for _, p := range ae.Problems {
+			fmt.Println("the model reads:", p, strings.Contains(resp.RetryPrompt, p))
+		}
+	}
 
 	good := `{"tool": "read_file", "arguments": {"path": "notes.txt", "offset": 7}}`
 	resp = d.ProcessLLMResponse(ctx, good)
@@ -38,8 +45,8 @@ func Example() {
 	fmt.Println("content:", resp.Calls[0].Result.(map[string]any)["content"])
 	// Output:
 	// failed: true
-	// the model reads: The call to the tool 'read_file' failed: invalid arguments for "read_file": /lines: unknown argument; "read_file" takes path, encoding, offset; /offset: want integer, got string "seven"
-	// Check the tool name and the arguments against the tool list and try again, or answer the user without the tool.
+	// the model reads: /lines: unknown argument; "read_file" takes path, encoding, offset true
+	// the model reads: /offset: want integer, got string "seven" true
 	// executed: true
 	// content: world
 }
