@@ -1,0 +1,336 @@
+// Package redact copies call arguments and results for telemetry with secrets
+// removed and long strings cut, the way the hooks audit records them:
+//
+//   - a key whose normalised form (lower case, without "_", "-", "." and spaces)
+//     contains a sensitive fragment (password, token, api_key, auth, cookie, ...)
+//     has its value replaced by [Redacted], at any depth;
+//   - so has the value of a name/value pair whose name is sensitive
+//     ([{"name": "Authorization", "value": "x"}], ["token", "x"]);
+//   - inside strings, "name: value" and "name=value" pairs with a sensitive name
+//     ("Authorization: Bearer x", "?token=x", "API_KEY=x", "\"password\":\"x\"")
+//     and credentials after "Bearer " or "Basic " are replaced;
+//   - [Redactor.Text] also removes the redacted values of a call's arguments from
+//     other text, such as an upstream error that echoes the request.
+package redact
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/mcs-go/mcs/internal/clone"
+	"github.com/mcs-go/mcs/internal/textcut"
+)
+
+// Redacted replaces the value of a sensitive key.
+const Redacted = "[REDACTED]"
+
+// DefaultMaxValueLen is the length in bytes beyond which strings are cut.
+const DefaultMaxValueLen = 256
+
+// DefaultKeys returns the sensitive key fragments of the hooks audit: password,
+// passwd, pwd, pass, secret, token, api_key, apikey, api.key, access_key, auth,
+// bearer, jwt, cookie, session_id, sessionid, credential, private_key and
+// signature. The slice is a new copy on every call.
+func DefaultKeys() []string {
+	return []string{
+		"password", "passwd", "pwd", "pass", "secret", "token", "api_key", "apikey", "api.key",
+		"access_key", "auth", "bearer", "jwt", "cookie", "session_id", "sessionid",
+		"credential", "private_key", "signature",
+	}
+}
+
+// Redactor copies values with secrets redacted and long strings cut. It is
+// immutable and safe for concurrent use.
+type Redactor struct {
+	keys   []string // normalised fragments
+	maxLen int
+}
+
+// New returns a Redactor for the key fragments keys (nil: [DefaultKeys]; empty
+// fragments are ignored) that cuts strings longer than maxValueLen bytes
+// (<= 0: strings are kept whole).
+func New(keys []string, maxValueLen int) *Redactor {
+	if keys == nil {
+		keys = DefaultKeys()
+	}
+	r := &Redactor{maxLen: maxValueLen}
+	for _, k := range keys {
+		if k = Normalise(k); k != "" {
+			r.keys = append(r.keys, k)
+		}
+	}
+	return r
+}
+
+var keyReplacer = strings.NewReplacer("-", "", "_", "", " ", "", ".", "")
+
+// Normalise returns key in lower case without "-", "_", "." and spaces.
+func Normalise(key string) string {
+	return keyReplacer.Replace(strings.ToLower(strings.TrimSpace(key)))
+}
+
+// Sensitive reports whether the value of key is redacted.
+func (r *Redactor) Sensitive(key string) bool {
+	k := Normalise(key)
+	for _, f := range r.keys {
+		if strings.Contains(k, f) {
+			return true
+		}
+	}
+	return false
+}
+
+// Value returns a copy of v with secrets redacted and long strings cut. Maps with
+// string keys become map[string]any and slices []any; raw JSON is decoded first;
+// other byte slices are replaced by their length ("[12 bytes]"). Nesting deeper
+// than clone.MaxDepth becomes "[too deep]".
+func (r *Redactor) Value(v any) any { return r.value(v, 0, nil) }
+
+// Args returns Value(args) and the string values it redacted, for [Redactor.Text].
+func (r *Redactor) Args(args map[string]any) (map[string]any, []string) {
+	var known []string
+	out, _ := r.value(args, 0, &known).(map[string]any)
+	return out, known
+}
+
+func (r *Redactor) value(v any, depth int, known *[]string) any {
+	if depth > clone.MaxDepth {
+		return "[too deep]"
+	}
+	switch x := v.(type) {
+	case nil:
+		return nil
+	case string:
+		return r.Text(x, nil)
+	case map[string]any:
+		if x == nil {
+			return nil
+		}
+		pair, isPair := pairName(x)
+		isPair = isPair && r.Sensitive(pair)
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			if r.Sensitive(k) || (isPair && slices.Contains(pairValueKeys, k)) {
+				out[k] = Redacted
+				remember(e, known)
+			} else {
+				out[k] = r.value(e, depth+1, known)
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		if len(x) == 2 { // ["Authorization", "Bearer x"]
+			if name, ok := x[0].(string); ok && r.Sensitive(name) {
+				out[0] = r.Cut(name)
+				out[1] = Redacted
+				remember(x[1], known)
+				return out
+			}
+		}
+		for i, e := range x {
+			out[i] = r.value(e, depth+1, known)
+		}
+		return out
+	case json.RawMessage:
+		var decoded any
+		if json.Unmarshal(x, &decoded) != nil {
+			return r.Text(string(x), nil)
+		}
+		return r.value(decoded, depth, known)
+	case []byte:
+		return fmt.Sprintf("[%d bytes]", len(x))
+	case json.Number, bool, float64, int:
+		return v
+	}
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Map:
+		if rv.Type().Key().Kind() != reflect.String || rv.IsNil() {
+			return v
+		}
+		m := make(map[string]any, rv.Len())
+		for it := rv.MapRange(); it.Next(); {
+			m[it.Key().String()] = it.Value().Interface()
+		}
+		return r.value(m, depth, known)
+	case reflect.Slice, reflect.Array:
+		if rv.Type().Elem().Kind() == reflect.Uint8 { // named byte slices and arrays
+			return fmt.Sprintf("[%d bytes]", rv.Len())
+		}
+		s := make([]any, rv.Len())
+		for i := range rv.Len() {
+			s[i] = rv.Index(i).Interface()
+		}
+		return r.value(s, depth, known)
+	case reflect.String: // a named string type
+		return r.value(rv.String(), depth, known)
+	}
+	return v
+}
+
+// remember appends the strings of a redacted value to known.
+func remember(v any, known *[]string) {
+	if known == nil {
+		return
+	}
+	switch x := v.(type) {
+	case string:
+		*known = append(*known, x)
+		if _, after, ok := strings.Cut(x, " "); ok { // "Bearer xyz": xyz alone too
+			*known = append(*known, after)
+		}
+	case []any:
+		for _, e := range x {
+			remember(e, known)
+		}
+	case map[string]any:
+		for _, e := range x {
+			remember(e, known)
+		}
+	}
+}
+
+// scrubSlack is how far past the cut Text looks for secrets, so that one that
+// straddles the cut is removed whole.
+const scrubSlack = 1024
+
+// Text removes the secrets in s (sensitive name/value pairs, credentials after an
+// authentication scheme word, and every string of known) and cuts it. Only the
+// part that can be shown, and scrubSlack bytes after it, is searched, so a long
+// value costs no more than a short one.
+func (r *Redactor) Text(s string, known []string) string {
+	if r.maxLen <= 0 || len(s) <= r.maxLen+scrubSlack {
+		return r.Cut(r.scrub(s, known))
+	}
+	head := r.scrub(textcut.Prefix(s, r.maxLen+scrubSlack), known)
+	p := textcut.Prefix(head, r.maxLen)
+	return fmt.Sprintf("%s…(%d more bytes)", p, len(s)-r.maxLen)
+}
+
+// Cut shortens s to at most the Redactor's length on a rune boundary and says how
+// many bytes were left out.
+func (r *Redactor) Cut(s string) string {
+	if r.maxLen <= 0 || len(s) <= r.maxLen {
+		return s
+	}
+	p := textcut.Prefix(s, r.maxLen)
+	return fmt.Sprintf("%s…(%d more bytes)", p, len(s)-len(p))
+}
+
+// secretPair finds "name: value" and "name=value" pairs inside text, in the
+// spellings of headers (Authorization: Bearer x), query strings (?token=x&...),
+// shell and environment lines (API_KEY=x) and JSON ("password":"x"). The value
+// may start with an authentication scheme word, which is kept. Groups: 1 the name,
+// 2 the scheme word with its space (may be empty), 3 the value.
+var secretPair = regexp.MustCompile(`(?i)([a-z0-9][a-z0-9_.\-]{0,63})["']?\s*[:=]\s*["']?((?:bearer|basic|token|digest|apikey|negotiate)\s+)?([^\s"'&;,<>?\\]+)`)
+
+// bearerWord finds credentials after an authentication scheme word wherever it
+// stands ("... -H Bearer eyJ..."). Group 1 is the scheme and its space, 2 the token.
+var bearerWord = regexp.MustCompile(`(?i)\b(bearer\s+|basic\s+)([A-Za-z0-9\-._~+/]{8,}=*)`)
+
+// scrub removes the secrets text carries inside it: the values of name/value
+// pairs whose name is sensitive, credentials after "Bearer " or "Basic ", and every
+// known secret (the values of sensitive arguments of the same call).
+func (r *Redactor) scrub(s string, known []string) string {
+	for _, k := range known {
+		if len(k) >= minKnownLen {
+			s = strings.ReplaceAll(s, k, Redacted)
+		}
+	}
+	if !mayHoldSecret(s) {
+		return s
+	}
+	if strings.ContainsAny(s, ":=") {
+		s = replaceGroups(s, secretPair, func(m []string) (string, bool) {
+			if !r.Sensitive(m[1]) {
+				return "", false
+			}
+			return m[2] + Redacted, true
+		}, 2)
+	}
+	return replaceGroups(s, bearerWord, func(m []string) (string, bool) {
+		if strings.HasPrefix(m[2], Redacted) {
+			return "", false
+		}
+		return m[1] + Redacted, true
+	}, 1)
+}
+
+// minKnownLen is the shortest argument value searched for in other text; shorter
+// values would match ordinary words.
+const minKnownLen = 4
+
+// mayHoldSecret is a cheap test that lets most values skip the regular
+// expressions: a pair needs ':' or '=', a scheme word needs a space.
+func mayHoldSecret(s string) bool {
+	return strings.ContainsAny(s, ":= ")
+}
+
+// replaceGroups replaces, in every match of re in s, the text from the start of
+// group from to the end of the match with what f returns, when f says so.
+func replaceGroups(s string, re *regexp.Regexp, f func(m []string) (string, bool), from int) string {
+	idx := re.FindAllStringSubmatchIndex(s, -1)
+	if idx == nil {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for _, loc := range idx {
+		m := make([]string, len(loc)/2)
+		for i := range m {
+			if loc[2*i] >= 0 {
+				m[i] = s[loc[2*i]:loc[2*i+1]]
+			}
+		}
+		repl, ok := f(m)
+		if !ok {
+			continue
+		}
+		start := loc[2*from]
+		if start < 0 { // the group did not take part: replace from the next one
+			start = loc[2*(from+1)]
+		}
+		b.WriteString(s[last:start])
+		b.WriteString(repl)
+		last = loc[1]
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// pairNameKeys and pairValueKeys are the keys of the objects of a name/value pair
+// list ([{"name": "Authorization", "value": "Bearer x"}], as HAR files, HTTP
+// header lists and key/value stores write them).
+var (
+	pairNameKeys  = []string{"name", "key", "header", "field", "param", "parameter", "variable", "var"}
+	pairValueKeys = []string{"value", "val", "content", "data", "secret"}
+)
+
+// pairName returns the name of a pair object: the string under one of
+// pairNameKeys, when the object also has one of pairValueKeys.
+func pairName(m map[string]any) (string, bool) {
+	hasValue := false
+	for _, k := range pairValueKeys {
+		if _, ok := m[k]; ok {
+			hasValue = true
+			break
+		}
+	}
+	if !hasValue {
+		return "", false
+	}
+	for _, k := range pairNameKeys {
+		if s, ok := m[k].(string); ok {
+			return s, true
+		}
+	}
+	return "", false
+}

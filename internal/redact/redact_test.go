@@ -1,0 +1,100 @@
+package redact
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestValue(t *testing.T) {
+	r := New(nil, 8)
+	type named []byte
+	in := map[string]any{
+		"path":          "a/very/long/path.txt",
+		"Access-Token":  "s3cr3t",
+		"nested":        map[string]any{"api key": "k", "list": []any{map[string]string{"password": "p", "user": "u"}}},
+		"raw":           json.RawMessage(`{"secret":"x","n":1}`),
+		"bytes":         []byte("abc"),
+		"named":         named("abcd"),
+		"n":             1.5,
+		"Authorization": map[string]any{"scheme": "Bearer"},
+	}
+	want := map[string]any{
+		"path":          "a/very/l…(12 more bytes)",
+		"Access-Token":  Redacted,
+		"nested":        map[string]any{"api key": Redacted, "list": []any{map[string]any{"password": Redacted, "user": "u"}}},
+		"raw":           map[string]any{"secret": Redacted, "n": 1.0},
+		"bytes":         "[3 bytes]",
+		"named":         "[4 bytes]",
+		"n":             1.5,
+		"Authorization": Redacted,
+	}
+	if diff := cmp.Diff(want, r.Value(in)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if in["Access-Token"] != "s3cr3t" {
+		t.Error("input modified")
+	}
+}
+
+func TestKeysAndDepth(t *testing.T) {
+	r := New([]string{"PIN", " "}, 0)
+	if !r.Sensitive("card-pin") || r.Sensitive("token") {
+		t.Error("custom keys")
+	}
+	long := strings.Repeat("x", 1000)
+	if r.Value(long) != long {
+		t.Error("cut with maxLen 0")
+	}
+	var v any = "leaf"
+	for range 200 {
+		v = []any{v}
+	}
+	s, _ := json.Marshal(r.Value(v))
+	if !strings.Contains(string(s), "[too deep]") {
+		t.Error("depth not bounded")
+	}
+	if got := New(nil, 2).Cut("héllo"); got != "h…(5 more bytes)" {
+		t.Errorf("cut = %q", got)
+	}
+}
+
+func TestSecretsInsideText(t *testing.T) {
+	r := New(nil, 0)
+	for _, tt := range []struct{ in, want string }{
+		{"Authorization: Bearer abc.def.ghi", "Authorization: Bearer [REDACTED]"},
+		{"GET /x?token=s3cr3t&page=2", "GET /x?token=[REDACTED]&page=2"},
+		{"API_KEY=sk-123 make run", "API_KEY=[REDACTED] make run"},
+		{`{"password":"hunter22","user":"bob"}`, `{"password":"[REDACTED]","user":"bob"}`},
+		{"curl -H Bearer eyJhbGciOi", "curl -H Bearer [REDACTED]"},
+		{"nothing to see", "nothing to see"},
+	} {
+		if got := r.Text(tt.in, nil); got != tt.want {
+			t.Errorf("Text(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestPairsAndKnown(t *testing.T) {
+	r := New(nil, 0)
+	args := map[string]any{
+		"headers": []any{map[string]any{"name": "X-Api-Key", "value": "k-777"}, map[string]any{"name": "Accept", "value": "json"}},
+		"pair":    []any{"token", "t-888"},
+		"secret":  "s-999 tail",
+	}
+	out, known := r.Args(args)
+	want := map[string]any{
+		"headers": []any{map[string]any{"name": "X-Api-Key", "value": Redacted}, map[string]any{"name": "Accept", "value": "json"}},
+		"pair":    []any{"token", Redacted},
+		"secret":  Redacted,
+	}
+	if diff := cmp.Diff(want, out); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	msg := r.Text("upstream said: bad key k-777 for t-888 (s-999 tail)", known)
+	if strings.Contains(msg, "k-777") || strings.Contains(msg, "t-888") || strings.Contains(msg, "s-999") {
+		t.Errorf("known secrets left in %q", msg)
+	}
+}
