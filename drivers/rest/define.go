@@ -1,0 +1,45 @@
+package rest
+
+import (
+	"context"
+	"slices"
+
+	"github.com/mcs-go/mcs"
+	"github.com/mcs-go/mcs/internal/clone"
+)
+
+var _ mcs.ToolDefiner = (*ToolDriver)(nil)
+
+// ToolDefinition returns a copy of the definition of the tool name, and whether
+// the document defines it (after the filters), loading the document when needed;
+// a load error is returned as by ListTools. It copies one tool, where ListTools
+// copies every one, so a driver's middleware learns the called tool's definition
+// ([mcs.CallInfo]) at a cost that does not grow with the size of the API.
+func (d *ToolDriver) ToolDefinition(ctx context.Context, name string) (mcs.Tool, bool, error) {
+	s, err := d.load(ctx)
+	if err != nil {
+		return mcs.Tool{}, false, err
+	}
+	if _, ok := s.ops[name]; !ok {
+		return mcs.Tool{}, false, nil
+	}
+	for _, t := range s.tools {
+		if t.Name == name {
+			return copyTool(t), true, nil
+		}
+	}
+	return mcs.Tool{}, false, nil
+}
+
+// copyTool returns t with its own parameters, schemas and annotations.
+func copyTool(t mcs.Tool) mcs.Tool {
+	t.Parameters = slices.Clone(t.Parameters)
+	for j := range t.Parameters {
+		t.Parameters[j].Schema = clone.Args(t.Parameters[j].Schema)
+	}
+	if t.Annotations != nil {
+		a := *t.Annotations
+		t.Annotations = &a
+	}
+	return t
+}

@@ -1,0 +1,38 @@
+package orchestrator
+
+import (
+	"context"
+	"slices"
+
+	"github.com/mcs-go/mcs"
+	"github.com/mcs-go/mcs/internal/clone"
+)
+
+var _ mcs.ToolDefiner = (*engine)(nil)
+
+// ToolDefinition returns a copy of the exposed definition of name from the
+// listing of the call, so that the orchestrator's middleware learns the called tool
+// ([mcs.CallInfo]) without a copy of the whole listing per call.
+func (e *engine) ToolDefinition(ctx context.Context, name string) (mcs.Tool, bool, error) {
+	l, err := e.o.listingFor(ctx)
+	if err != nil {
+		return mcs.Tool{}, false, err
+	}
+	// A call resolved against this listing means its names are in use, exactly as
+	// when it is handed out: a later listing retires the ones it drops.
+	l.served.Store(true)
+	for _, t := range l.tools {
+		if t.Name == name {
+			t.Parameters = slices.Clone(t.Parameters)
+			for j := range t.Parameters {
+				t.Parameters[j].Schema = clone.Args(t.Parameters[j].Schema)
+			}
+			if t.Annotations != nil {
+				a := *t.Annotations
+				t.Annotations = &a
+			}
+			return t, true, nil
+		}
+	}
+	return mcs.Tool{}, false, nil
+}
