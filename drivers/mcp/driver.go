@@ -68,10 +68,10 @@ type Driver struct {
 }
 
 var (
-	_ mcs.ToolDriver          = (*ToolDriver)(nil)
-	_ mcs.ToolLookup          = (*ToolDriver)(nil)
-	_ mcs.ToolDefiner         = (*ToolDriver)(nil)
-	_ mcs.SupportsHealthcheck = (*ToolDriver)(nil)
+	_ mcs.ToolDriver                     = (*ToolDriver)(nil)
+	_ mcs.ToolLookup                     = (*ToolDriver)(nil)
+	_ mcs.ToolDefiner                    = (*ToolDriver)(nil)
+	_ mcs.SupportsHealthcheck            = (*ToolDriver)(nil)
 	_ interface{ ToolsVersion() uint64 } = (*ToolDriver)(nil)
 
 	_ mcs.Driver                         = (*Driver)(nil)

@@ -213,7 +213,9 @@ func TestListChanged(t *testing.T) {
 	d.onChange = func() { changed <- struct{}{} }
 	v := d.ToolsVersion()
 	s.AddTool(&mcpsdk.Tool{Name: "late", Description: "added later", InputSchema: json.RawMessage(`{"type":"object"}`)},
-		func(context.Context, *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) { return text("late"), nil })
+		func(context.Context, *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+			return text("late"), nil
+		})
 	select {
 	case <-changed:
 	case <-testCtx(t).Done():
