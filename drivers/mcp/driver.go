@@ -445,12 +445,11 @@ func (d *ToolDriver) connect(ctx context.Context) (*session, error) {
 
 // connectError wraps a failed start or handshake.
 func (d *ToolDriver) connectError(ctx context.Context, s *session, err error) error {
-	switch {
-	case s.procDone != nil && s.waitExit(0):
-		err = fmt.Errorf("%w; %s", err, s.exitText())
-		return &ConnectError{Server: d.server, Err: err}
-	case ctx.Err() != nil:
+	if ctx.Err() != nil {
 		err = fmt.Errorf("no answer to the handshake in time: %w", err)
+	}
+	if s.waitExit(0) {
+		return &ConnectError{Server: d.server, Err: fmt.Errorf("%w; %s", err, s.exitText())}
 	}
 	return &ConnectError{Server: d.server, Err: err, Stderr: s.stderr.String()}
 }

@@ -191,3 +191,5 @@ func testCtx(t testing.TB) context.Context {
 	t.Cleanup(cancel)
 	return ctx
 }
+
+func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }

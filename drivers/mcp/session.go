@@ -74,6 +74,7 @@ func (s *session) watch() {
 	s.ended = make(chan struct{})
 	go func() {
 		s.endErr = s.cs.Wait()
+		s.waitExit(exitGrace) // to name the exit rather than the closed pipe
 		close(s.ended)
 	}()
 }
@@ -139,6 +140,14 @@ func (s *session) exitText() string {
 // waitExit waits at most d for the child to be reaped and reports whether it was.
 func (s *session) waitExit(d time.Duration) bool {
 	if s.procDone == nil {
+		return false
+	}
+	select {
+	case <-s.procDone:
+		return true
+	default:
+	}
+	if d <= 0 {
 		return false
 	}
 	t := time.NewTimer(d)
