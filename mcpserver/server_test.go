@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +19,21 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// stdioEnv makes the test binary serve the fake driver over stdio.
+const stdioEnv = "MCS_MCPSERVER_TEST_STDIO"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(stdioEnv) == "1" {
+		perm := permission.New(nil, permission.WithRules(permission.Deny("remove_*"), permission.Allow("*")))
+		s := New(mcs.NewBaseDriver(&fake{}, mcs.WithMiddleware(perm)), WithLogger(slog.New(slog.DiscardHandler)))
+		if err := s.Run(context.Background(), &mcpsdk.StdioTransport{}); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // fake is a tool driver with a tool for every outcome.
 type fake struct {
@@ -307,3 +323,5 @@ func TestResultShapes(t *testing.T) {
 	}
 	_ = json.Valid
 }
+
+func quietLog() *slog.Logger { return slog.New(slog.DiscardHandler) }
