@@ -45,10 +45,7 @@ func inspectorExit(t *testing.T, dir string, code int, args ...string) string {
 }
 
 func inspectorPeer(t *testing.T) string {
-	if testing.Short() {
-		t.Skip("real MCP peers from npm: not with -short")
-	}
-	return npmpeer.Install(t, npmpeer.Inspector)
+	return npmpeer.Install(t, npmpeer.Clients...)
 }
 
 // checkInspector lists and calls through the Inspector against target.

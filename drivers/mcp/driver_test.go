@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/mcs-go/mcs"
+	"github.com/mcs-go/mcs/orchestrator"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -358,4 +359,84 @@ func TestTail(t *testing.T) {
 		t.Error("nil tail not empty")
 	}
 	_ = os.Getpid
+}
+
+func TestOrchestratorSeesListChanged(t *testing.T) {
+	s := newTestServer(0)
+	ct, st := mcpsdk.NewInMemoryTransports()
+	ss, err := s.Connect(context.Background(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	d, err := New(testCtx(t), Config{Transport: ct, Logger: discardLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	changed := make(chan struct{}, 10)
+	d.td.onChange = func() { changed <- struct{}{} }
+	o := orchestrator.New(orchestrator.Flat())
+	if err := o.AddDriver("srv", d); err != nil {
+		t.Fatal(err)
+	}
+	if resp := o.ProcessLLMResponse(testCtx(t), `{"tool":"late","arguments":{}}`); len(resp.Calls) != 0 {
+		t.Fatalf("late owned before it exists: %+v", resp)
+	}
+	s.AddTool(&mcpsdk.Tool{Name: "late", Description: "added later", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) { return text("late ran"), nil })
+	<-changed
+	resp := o.ProcessLLMResponse(testCtx(t), `{"tool":"late","arguments":{}}`)
+	if !resp.CallExecuted || resp.Calls[0].Result != "late ran" {
+		t.Errorf("after list_changed the orchestrator runs late: %+v", resp)
+	}
+}
+
+func TestElicitationFromAnOlderServer(t *testing.T) {
+	// A server of protocol 2025-11-25 sends elicitation/create as a request of
+	// its own, outside the call.
+	s := mcpsdk.NewServer(&mcpsdk.Implementation{Name: "old", Version: "1"}, &mcpsdk.ServerOptions{SupportedProtocolVersions: []string{"2025-11-25"}})
+	s.AddTool(&mcpsdk.Tool{Name: "confirm", Description: "asks first", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+			res, err := req.Session.Elicit(ctx, &mcpsdk.ElicitParams{Message: "Proceed?", RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}}})
+			if err != nil {
+				return nil, err
+			}
+			return text(res.Action), nil
+		})
+	var asked []string
+	d, _ := connectInMemory(t, s, Config{Consent: func(_ context.Context, name string, args map[string]any) (bool, error) {
+		asked = append(asked, name+" "+args["elicitation"].(string))
+		return true, nil
+	}})
+	got, err := d.ExecuteTool(testCtx(t), "confirm", nil)
+	if err != nil || got != "accept" {
+		t.Fatalf("confirm = %v, %v", got, err)
+	}
+	if diff := cmp.Diff([]string{"elicitation Proceed?"}, asked); diff != "" {
+		t.Errorf("questions (-want +got):\n%s", diff)
+	}
+}
+
+func TestNamesAModelCannotCall(t *testing.T) {
+	s := mcpsdk.NewServer(&mcpsdk.Implementation{Name: "dots", Version: "1"}, &mcpsdk.ServerOptions{Logger: discardLogger()})
+	s.AddTool(&mcpsdk.Tool{Name: "files.read", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(_ context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+			return text("called " + req.Params.Name), nil
+		})
+	d, l := connectInMemory(t, s, Config{})
+	tools, err := d.ListTools(testCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tools) != 1 || tools[0].Name != "files_read" || tools[0].Title != "files.read" {
+		t.Fatalf("tools = %+v, want files.read listed as files_read", tools)
+	}
+	got, err := d.ExecuteTool(testCtx(t), "files_read", nil)
+	if err != nil || got != "called files.read" {
+		t.Errorf("files_read = %v, %v; want the server's own name called", got, err)
+	}
+	if !strings.Contains(strings.Join(l.all(), "\n"), "renamed") {
+		t.Error("rename not logged")
+	}
 }

@@ -18,10 +18,7 @@ import (
 )
 
 func peers(t *testing.T) string {
-	if testing.Short() {
-		t.Skip("real MCP peers from npm: not with -short")
-	}
-	return npmpeer.Install(t, npmpeer.ServerEverything, npmpeer.ServerFilesystem)
+	return npmpeer.Install(t, npmpeer.Servers...)
 }
 
 func TestServerEverythingStdio(t *testing.T) {

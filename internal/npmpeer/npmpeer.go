@@ -27,6 +27,13 @@ const (
 	Inspector        = "@modelcontextprotocol/inspector@2.12.0"
 )
 
+// The sets the tests install: the servers behind drivers/mcp, the clients of
+// mcpserver.
+var (
+	Servers = []string{ServerEverything, ServerFilesystem}
+	Clients = []string{Inspector}
+)
+
 // unreachable matches npm's messages for a registry it cannot reach.
 var unreachable = regexp.MustCompile(`ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENETUNREACH|EHOSTUNREACH|network|proxy|getaddrinfo|socket hang up`)
 
