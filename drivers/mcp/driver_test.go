@@ -384,7 +384,9 @@ func TestOrchestratorSeesListChanged(t *testing.T) {
 		t.Fatalf("late owned before it exists: %+v", resp)
 	}
 	s.AddTool(&mcpsdk.Tool{Name: "late", Description: "added later", InputSchema: json.RawMessage(`{"type":"object"}`)},
-		func(context.Context, *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) { return text("late ran"), nil })
+		func(context.Context, *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+			return text("late ran"), nil
+		})
 	<-changed
 	resp := o.ProcessLLMResponse(testCtx(t), `{"tool":"late","arguments":{}}`)
 	if !resp.CallExecuted || resp.Calls[0].Result != "late ran" {
