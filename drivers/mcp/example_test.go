@@ -46,11 +46,14 @@ func ExampleNew() {
 	}
 	defer session.Close()
 
-	policy := permission.New(nil, permission.WithRules(
+	// The person who consents to tool calls also answers the server's
+	// elicitation requests (here: nobody is asked, everyone declines).
+	var consent permission.ConsentFunc = func(context.Context, string, map[string]any) (bool, error) { return false, nil }
+	policy := permission.New(consent, permission.WithRules(
 		permission.Allow("add_*"),
 		permission.Deny("delete_*"),
 	))
-	notes, err := mcp.New(ctx, mcp.Config{Transport: clientSide, Logger: slog.New(slog.DiscardHandler)}, mcs.WithMiddleware(policy))
+	notes, err := mcp.New(ctx, mcp.Config{Transport: clientSide, Consent: consent, Logger: slog.New(slog.DiscardHandler)}, mcs.WithMiddleware(policy))
 	if err != nil {
 		fmt.Println(err)
 		return
