@@ -325,3 +325,14 @@ func TestResultShapes(t *testing.T) {
 }
 
 func quietLog() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+func TestPanicOfAPlainDriverIsAFailedCall(t *testing.T) {
+	cs := connect(t, New(&fake{}, WithLogger(quietLog())), nil)
+	res, err := cs.CallTool(testCtx(t), &mcpsdk.CallToolParams{Name: "boom"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := callText(t, res); !res.IsError || got != `tool "boom" panicked: kaboom` {
+		t.Errorf("boom = %q (isError %v)", got, res.IsError)
+	}
+}

@@ -230,13 +230,13 @@ func (d *ToolDriver) toolSet(ctx context.Context) (*toolSet, error) {
 	}
 	defer func() { <-d.listLock }()
 	old = d.tools.Load()
-	gen := d.changes.Load()
-	if old != nil && old.gen == gen {
+	if old != nil && old.gen == d.changes.Load() {
 		return old, nil
 	}
 	ctx, cancel := d.scoped(ctx, d.cfg.CallTimeout)
 	defer cancel()
 	s, _, err := d.current(ctx)
+	gen := d.changes.Load() // after a reconnect, which counts as a change
 	var list []*mcpsdk.Tool
 	if err == nil {
 		list, err = d.fetch(ctx, s)
