@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
@@ -335,4 +337,32 @@ func TestPanicOfAPlainDriverIsAFailedCall(t *testing.T) {
 	if got := callText(t, res); !res.IsError || got != `tool "boom" panicked: kaboom` {
 		t.Errorf("boom = %q (isError %v)", got, res.IsError)
 	}
+}
+
+func TestHTTPClientCancelCancelsTheTool(t *testing.T) {
+	f := &fake{started: make(chan struct{}), ended: make(chan error, 1)}
+	s := New(f, WithLogger(quietLog()))
+	ts := httptest.NewServer(s.Handler())
+	defer ts.Close()
+	defer s.Close()
+	hc := &http.Client{Transport: &http.Transport{}}
+	defer hc.CloseIdleConnections()
+	cs, err := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "c", Version: "1"}, nil).
+		Connect(testCtx(t), &mcpsdk.StreamableClientTransport{Endpoint: ts.URL, HTTPClient: hc}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	ctx, cancel := context.WithCancel(testCtx(t))
+	errc := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &mcpsdk.CallToolParams{Name: "block"})
+		errc <- err
+	}()
+	<-f.started
+	cancel()
+	if err := <-f.ended; !errors.Is(err, context.Canceled) {
+		t.Errorf("tool context ended with %v", err)
+	}
+	<-errc
 }

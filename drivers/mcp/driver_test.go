@@ -442,3 +442,20 @@ func TestNamesAModelCannotCall(t *testing.T) {
 		t.Error("rename not logged")
 	}
 }
+
+func TestHugeResultIsCut(t *testing.T) {
+	s := mcpsdk.NewServer(&mcpsdk.Implementation{Name: "big", Version: "1"}, nil)
+	s.AddTool(&mcpsdk.Tool{Name: "dump", Description: "a lot of text", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+			return text(strings.Repeat("é", MaxResultBytes)), nil // 2 MiB
+		})
+	d, _ := connectInMemory(t, s, Config{})
+	got, err := d.ExecuteTool(testCtx(t), "dump", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	str := got.(string)
+	if len(str) > MaxResultBytes+100 || !strings.HasSuffix(str, "[... 1048576 more bytes cut]") {
+		t.Errorf("result of %d bytes ends %q", len(str), str[len(str)-40:])
+	}
+}
