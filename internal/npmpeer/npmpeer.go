@@ -1,7 +1,5 @@
 //go:build unix
 
-// Package npmpeer installs pinned MCP packages from npm for the tests that run
-// real MCP peers (servers and clients written by others) against this module.
 package npmpeer
 
 import (
