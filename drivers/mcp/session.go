@@ -22,7 +22,7 @@ const (
 	waitDelay = 2 * time.Second
 	// exitGrace is how long a failed call waits for the exit status of a child
 	// whose connection broke, to name it in the error.
-	exitGrace = 200 * time.Millisecond
+	exitGrace = time.Second
 )
 
 // session is one connection to the server: the SDK session and, for a stdio

@@ -88,6 +88,7 @@ func TestStdioServerKilledMidSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-s.ended
+	<-s.procDone
 	h := d.Healthcheck(testCtx(t))
 	if h.Status != mcs.HealthError || !strings.Contains(h.Detail, "signal: killed") || !strings.Contains(h.Detail, "test server starting") {
 		t.Errorf("health = %+v, want ERROR with the exit and the stderr", h)
