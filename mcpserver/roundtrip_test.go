@@ -179,3 +179,79 @@ func TestToolDefinitionRoundTrip(t *testing.T) {
 		t.Errorf("tool after MCS -> MCP -> MCS (-want +got):\n%s", diff)
 	}
 }
+
+// TestProxy puts consent in front of an MCP server and serves it again over MCP:
+// a call the policy denies never reaches the upstream server, and a tool the
+// upstream server adds reaches the downstream client as list_changed.
+func TestProxy(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	upstream := sdkmcp.NewServer(&sdkmcp.Implementation{Name: "upstream", Version: "1"}, nil)
+	var mu sync.Mutex
+	var ran []string
+	tool := func(name string) {
+		upstream.AddTool(&sdkmcp.Tool{Name: name, Description: name, InputSchema: map[string]any{"type": "object"}},
+			func(context.Context, *sdkmcp.CallToolRequest) (*sdkmcp.CallToolResult, error) {
+				mu.Lock()
+				ran = append(ran, name)
+				mu.Unlock()
+				return &sdkmcp.CallToolResult{Content: []sdkmcp.Content{&sdkmcp.TextContent{Text: name + " ran"}}}, nil
+			})
+	}
+	tool("read_it")
+	tool("drop_it")
+	ut, us := sdkmcp.NewInMemoryTransports()
+	uss, err := upstream.Connect(ctx, us, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer uss.Close()
+	policy := permission.New(nil, permission.WithRules(permission.Deny("drop_*"), permission.Allow("*")))
+	proxied, err := mcp.New(ctx, mcp.Config{Transport: ut, Logger: quiet()}, mcs.WithMiddleware(policy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxied.Close()
+
+	proxy := mcpserver.New(proxied, mcpserver.WithLogger(quiet()), mcpserver.WithPollInterval(time.Millisecond))
+	dt, ds := sdkmcp.NewInMemoryTransports()
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- proxy.Run(runCtx, ds) }()
+	defer func() { stop(); <-done }()
+	changed := make(chan struct{}, 10)
+	down, err := sdkmcp.NewClient(&sdkmcp.Implementation{Name: "host", Version: "1"}, &sdkmcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *sdkmcp.ToolListChangedRequest) { changed <- struct{}{} },
+	}).Connect(ctx, dt, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer down.Close()
+
+	for _, name := range []string{"read_it", "drop_it"} {
+		res, err := down.CallTool(ctx, &sdkmcp.CallToolParams{Name: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: %s", name, res.Content[0].(*sdkmcp.TextContent).Text)
+	}
+	mu.Lock()
+	if diff := cmp.Diff([]string{"read_it"}, ran); diff != "" {
+		t.Errorf("calls that reached upstream (-want +got):\n%s", diff)
+	}
+	mu.Unlock()
+
+	if _, err := down.ListTools(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	tool("new_one")
+	select {
+	case <-changed:
+	case <-ctx.Done():
+		t.Fatal("no list_changed downstream after upstream added a tool")
+	}
+	res, err := down.CallTool(ctx, &sdkmcp.CallToolParams{Name: "new_one"})
+	if err != nil || res.IsError {
+		t.Fatalf("new_one = %+v, %v", res, err)
+	}
+}

@@ -409,6 +409,9 @@ func toResult(v any) *mcpsdk.CallToolResult {
 func (s *Server) Run(ctx context.Context, t mcpsdk.Transport) error {
 	stop := s.watch()
 	defer stop()
+	// Register the tools before the client connects, so that it is not told
+	// they changed; when listing fails here, the first tools/list tries again.
+	_ = s.sync(ctx, false)
 	ss, err := s.srv.Connect(ctx, t, nil)
 	if err != nil {
 		return fmt.Errorf("connect: %w", err)
@@ -461,6 +464,9 @@ func (s *Server) Handler() http.Handler {
 				s.startLocked()
 				s.watchMu.Unlock()
 			}
+			// Before a new session exists, so that it is not told the tools
+			// changed; cheap when nothing changed.
+			_ = s.sync(r.Context(), false)
 			h.ServeHTTP(w, r)
 		})
 	})
