@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"errors"
 	"fmt"
 	"os/exec"
 	"strings"
@@ -246,6 +245,3 @@ func (t *tail) String() string {
 	}
 	return s
 }
-
-// errSessionGone is the cause of a call that found no usable session.
-var errSessionGone = errors.New("no session")
