@@ -1,0 +1,262 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"time"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Defaults applied to the zero values of [Config].
+const (
+	// DefaultCallTimeout bounds one tool call.
+	DefaultCallTimeout = 60 * time.Second
+	// DefaultConnectTimeout bounds the start of the server and the handshake when
+	// the context given to NewToolDriver has no deadline of its own.
+	DefaultConnectTimeout = 30 * time.Second
+	// MaxResultBytes is the largest text a call returns to the model; longer text
+	// is cut on a UTF-8 boundary and marked.
+	MaxResultBytes = 1 << 20
+	// MaxStderrBytes is how much of a stdio server's standard error the driver
+	// keeps (the last bytes written) to show in errors and health details.
+	MaxStderrBytes = 4 << 10
+)
+
+// ConsentFunc decides whether a request of the server may be answered. It has the
+// signature of the permission middleware's ConsentFunc, so the handler given to
+// permission.New can be given here too. true allows, false declines; an error
+// means no decision could be had.
+type ConsentFunc = func(ctx context.Context, name string, args map[string]any) (bool, error)
+
+// Config is the plain-data configuration of an MCP driver. Exactly one of
+// Transport, Command and URL selects the server (Transport wins when several are
+// set). The driver copies the Config at construction; HTTPClient, Transport and
+// the functions are kept by reference.
+type Config struct {
+	// Command starts a stdio server: the program and its arguments, such as
+	// {"npx", "-y", "@modelcontextprotocol/server-everything"}. The program is
+	// looked up in PATH. Its standard error is kept (the last MaxStderrBytes) and
+	// shown in errors. The child runs in its own process group, which Close ends.
+	Command []string
+	// Env holds extra KEY=VALUE entries for the child. The child does not inherit
+	// the whole environment of this process, which may hold credentials meant for
+	// other systems: it gets PATH, HOME, USER, LOGNAME, SHELL, TERM, TMPDIR, LANG,
+	// the LC_ variables (and on Windows the variables a program needs to start),
+	// followed by Env, so an entry of Env wins.
+	Env []string
+	// Dir is the working directory of the child; empty means the current one.
+	Dir string
+	// URL is a streamable HTTP endpoint (http or https).
+	URL string
+	// Headers are sent with every HTTP request to URL, such as an
+	// Authorization header. They are never shown in errors.
+	Headers map[string]string
+	// HTTPClient sends the HTTP requests; nil means http.DefaultClient. The
+	// driver uses a copy whose transport adds Headers; the client given is never
+	// modified. A Timeout on it also ends the long-lived event stream the server
+	// uses for notifications, so leave it zero and rely on CallTimeout.
+	HTTPClient *http.Client
+	// Transport is any transport of the MCP SDK, such as one of
+	// mcpsdk.NewInMemoryTransports in tests. It wins over Command and URL. After
+	// the session ends the driver connects it again, which only transports that
+	// can connect more than once support.
+	Transport mcpsdk.Transport
+	// CallTimeout bounds each tool call; zero means DefaultCallTimeout.
+	CallTimeout time.Duration
+	// Consent answers the server's elicitation requests (the server asks the
+	// user for input during a call). The request is presented as a call of the
+	// tool that is running (or "elicitation" when none is known) whose arguments
+	// hold the server's message and the requested fields; true accepts the
+	// request with the defaults the server declared, false declines it, an error
+	// cancels it. A request with a required field that has no default cannot be
+	// answered by a yes or no and is declined without asking. Set it to the same
+	// handler given to permission.New, so the person who consents to tool calls
+	// also answers the server. Nil declines every elicitation.
+	Consent ConsentFunc
+	// Elicit, when set, answers elicitation requests instead of Consent, with
+	// full control over the result.
+	Elicit func(ctx context.Context, req *mcpsdk.ElicitRequest) (*mcpsdk.ElicitResult, error)
+	// Logger receives warnings (a tool whose schema cannot be represented, a
+	// declined elicitation, a lost session); nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// ErrInvalidConfig is wrapped by the error of NewToolDriver and New when the
+// Config selects no server or a malformed one.
+var ErrInvalidConfig = errors.New("invalid MCP driver config")
+
+// ErrClosed is wrapped by the error of a call made after Close.
+var ErrClosed = errors.New("MCP driver closed")
+
+// ConnectError is the error of a server that could not be started or did not
+// complete the handshake. It names the server (the command or the URL); Stderr
+// holds the end of a stdio server's standard error.
+type ConnectError struct {
+	Server string // `command "npx -y pkg"`, `URL https://host/mcp` or "transport"
+	Err    error
+	Stderr string
+}
+
+// Error names the server, says what failed and shows the end of its stderr.
+func (e *ConnectError) Error() string {
+	msg := fmt.Sprintf("connect to MCP server %s: %v", e.Server, e.Err)
+	if e.Stderr != "" {
+		msg += "; stderr (end): " + e.Stderr
+	}
+	return msg
+}
+
+// Unwrap returns the cause.
+func (e *ConnectError) Unwrap() error { return e.Err }
+
+// ToolError is the error of a call the server reported as failed (isError:
+// true). Text is the server's message to the model.
+type ToolError struct {
+	Tool string
+	Text string
+}
+
+// Error names the tool and carries the server's text.
+func (e *ToolError) Error() string {
+	if e.Text == "" {
+		return fmt.Sprintf("MCP tool %q failed without a message", e.Tool)
+	}
+	return fmt.Sprintf("MCP tool %q failed: %s", e.Tool, e.Text)
+}
+
+// normalize checks cfg and fills defaults.
+func normalize(cfg Config) (Config, string, error) {
+	c := cfg
+	c.Command = append([]string(nil), cfg.Command...)
+	c.Env = append([]string(nil), cfg.Env...)
+	if cfg.Headers != nil {
+		c.Headers = make(map[string]string, len(cfg.Headers))
+		for k, v := range cfg.Headers {
+			c.Headers[k] = v
+		}
+	}
+	if c.CallTimeout < 0 {
+		return c, "", fmt.Errorf("%w: CallTimeout is negative (%v); use 0 for the default of %v", ErrInvalidConfig, c.CallTimeout, DefaultCallTimeout)
+	}
+	if c.CallTimeout == 0 {
+		c.CallTimeout = DefaultCallTimeout
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	for _, kv := range c.Env {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			return c, "", fmt.Errorf("%w: Env entry %q is not KEY=VALUE", ErrInvalidConfig, kv)
+		}
+	}
+	for k := range c.Headers {
+		if k == "" || strings.ContainsAny(k, " \t\r\n:") {
+			return c, "", fmt.Errorf("%w: header name %q is not a valid HTTP header name", ErrInvalidConfig, k)
+		}
+	}
+	switch {
+	case c.Transport != nil:
+		return c, "transport", nil
+	case len(c.Command) > 0:
+		if strings.TrimSpace(c.Command[0]) == "" {
+			return c, "", fmt.Errorf("%w: Command[0] (the program) is empty", ErrInvalidConfig)
+		}
+		return c, "command " + quoteCommand(c.Command), nil
+	case c.URL != "":
+		u, err := url.Parse(c.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return c, "", fmt.Errorf("%w: URL %q is not an absolute http or https URL", ErrInvalidConfig, redactURL(c.URL))
+		}
+		return c, "URL " + redactURL(c.URL), nil
+	default:
+		return c, "", fmt.Errorf("%w: set Command (a stdio server), URL (streamable HTTP) or Transport", ErrInvalidConfig)
+	}
+}
+
+// quoteCommand renders a command line for messages.
+func quoteCommand(cmd []string) string {
+	return fmt.Sprintf("%q", strings.Join(cmd, " "))
+}
+
+// redactURL drops user info and the query, which may hold credentials.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	u.User = nil
+	if u.RawQuery != "" {
+		u.RawQuery = "..."
+	}
+	u.Fragment = ""
+	return u.String()
+}
+
+// headerTransport adds fixed headers to every request.
+type headerTransport struct {
+	base    http.RoundTripper
+	headers map[string]string
+}
+
+func (t headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	r := req.Clone(req.Context())
+	for k, v := range t.headers {
+		r.Header.Set(k, v)
+	}
+	return t.base.RoundTrip(r)
+}
+
+// httpClient returns the client the streamable transport uses.
+func httpClient(cfg Config) *http.Client {
+	base := cfg.HTTPClient
+	if base == nil {
+		base = http.DefaultClient
+	}
+	if len(cfg.Headers) == 0 {
+		return base
+	}
+	c := *base
+	rt := base.Transport
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	c.Transport = headerTransport{base: rt, headers: cfg.Headers}
+	return &c
+}
+
+// childEnv is the environment of a stdio server: the inherited variables of
+// environ, then extra.
+func childEnv(environ, extra []string) []string {
+	var env []string
+	for _, kv := range environ {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "LC_") || slices.ContainsFunc(inheritedEnv, func(s string) bool { return strings.EqualFold(s, k) }) {
+			env = append(env, kv)
+		}
+	}
+	return append(env, extra...)
+}
+
+// inheritedEnv names the variables a stdio server inherits.
+var inheritedEnv = []string{
+	"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "TMPDIR", "LANG",
+	// Windows
+	"APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATHEXT", "PROCESSOR_ARCHITECTURE",
+	"SYSTEMDRIVE", "SYSTEMROOT", "TEMP", "TMP", "USERNAME", "USERPROFILE", "PROGRAMFILES", "COMSPEC",
+}
+
+func newCommand(cfg Config) *exec.Cmd {
+	cmd := exec.Command(cfg.Command[0], cfg.Command[1:]...)
+	cmd.Dir = cfg.Dir
+	cmd.Env = childEnv(os.Environ(), cfg.Env)
+	return cmd
+}
