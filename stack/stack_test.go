@@ -70,7 +70,7 @@ type = "filesystem"
 `,
 			want: []string{
 				`s.toml:6: [[driver]] "pets", key "timeout": must be a string, such as timeout = "..." (got an integer)`,
-				`s.toml:7: [[driver]] "pets", key "spek": unknown key; did you mean "spec"? the keys here are base_url, credentials, headers, include_paths, include_tags, label, max_response_bytes, oauth, spec, timeout, type`,
+				`s.toml:7: [[driver]] "pets", key "spek": unknown key; did you mean "spec"? the keys here are base_url, credentials, headers, include_paths, include_tags, label, max_response_bytes, oauth, scopes, spec, timeout, type`,
 				`s.toml:9: [[driver]] "no good": has no root; add root = "./data" (the directory the tools may use)`,
 				`s.toml:10: [[driver]] "no good", key "label": "no good" is not a valid label; use letters, digits and '-', at most 32`,
 			},
@@ -137,7 +137,7 @@ allow = ["[a"]
 		{
 			name: "bad credentials",
 			file: "[[driver]]\nlabel = \"a\"\ntype = \"rest\"\nspec = \"x.json\"\ncredentials = \"keychain\"\n",
-			want: []string{`s.toml:5: [[driver]] "a", key "credentials": "keychain" is not a credential source; use "env" (tokens from the environment, MCS_TOKEN_<SCHEME>), "device" (the OAuth device flow of a [driver.oauth] table) or "none"`},
+			want: []string{`s.toml:5: [[driver]] "a", key "credentials": "keychain" is not a credential source; use "env" (tokens from the environment, MCS_TOKEN_A), "device" (the OAuth device flow of a [driver.oauth] table) or "none"`},
 		},
 		{
 			name: "unknown top-level key",
@@ -199,7 +199,7 @@ func TestSecretsRefused(t *testing.T) {
 			}
 			if refused {
 				msg := problems(t, err)[0]
-				if !strings.HasPrefix(msg, "s.toml:4: ") || !strings.Contains(msg, `credentials = "env"`) || !strings.Contains(msg, "MCS_TOKEN_") {
+				if !strings.HasPrefix(msg, "s.toml:4: ") || !strings.Contains(msg, `credentials = "env"`) || !strings.Contains(msg, "MCS_TOKEN_A ") {
 					t.Errorf("message does not say where and what to do: %s", msg)
 				}
 				for _, secret := range []string{"ghp_0123", "hunter2", "abcdefgh12345678", "Zx8Kq2"} {
