@@ -71,13 +71,14 @@ func golden(t *testing.T, name, got string) {
 // TestDemoCommands runs every command against the embedded demo (no stack file
 // in the current directory) and compares stdout with its golden file.
 func TestDemoCommands(t *testing.T) {
-	t.Setenv("MCS_TOKEN_API_KEY", "")
+	t.Setenv("MCS_TOKEN_PETS", "")
 	tests := []struct {
 		name   string
 		stdin  string
 		args   []string
 		code   int
 		stderr []string // substrings of stderr
+		absent []string // substrings stderr must not have
 	}{
 		{name: "tools", args: []string{"tools"}, stderr: []string{"using the embedded demo"}},
 		{name: "tools-json", args: []string{"tools", "--json"}},
@@ -85,12 +86,12 @@ func TestDemoCommands(t *testing.T) {
 		{name: "prompt", args: []string{"prompt"}},
 		{name: "prompt-native", args: []string{"prompt", "--native", "--model", "gpt-4o"}},
 		{name: "call", args: []string{"call", "pets__findPetsByStatus", "status=available", "limit=2"},
-			stderr: []string{"tool=pets__findPetsByStatus", "outcome=ok"}},
-		{name: "call-args-json", args: []string{"call", "shelter__read_csv_head", "--args", `{"path": "shelters.csv"}`}},
+			stderr: []string{"tool=pets__findPetsByStatus", "outcome=ok"}, absent: []string{"Allow it?"}},
+		{name: "call-args-json", args: []string{"call", "shelter__read_csv_head", "--args", `{"path": "shelters.csv"}`}, absent: []string{"Allow it?"}},
 		{name: "call-denied", stdin: "n\n", args: []string{"call", "pets__addPet", "name=Rex"}, code: 1,
-			stderr: []string{`Tool "pets__addPet" wants to run`, "outcome=denied", "mcs: pets__addPet was denied"}},
+			stderr: []string{`Tool "pets__addPet" on driver "Orchestrator" (id "mcs-go/orchestrator") wants to run`, "outcome=denied", "mcs: pets__addPet was denied"}},
 		{name: "call-no-key", stdin: "y\n", args: []string{"call", "pets__deletePet", "petId=1"}, code: 1,
-			stderr: []string{"MCS_TOKEN_API_KEY"}},
+			stderr: []string{"MCS_TOKEN_PETS"}},
 		{name: "call-input-ended", args: []string{"call", "pets__addPet", "name=Rex"}, code: 1,
 			stderr: []string{"pets__addPet was not run"}},
 		{name: "call-unknown-tool", args: []string{"call", "pets__find"}, code: 2,
@@ -127,6 +128,11 @@ func TestDemoCommands(t *testing.T) {
 					t.Errorf("stderr lacks %q:\n%s", s, r.stderr)
 				}
 			}
+			for _, s := range tc.absent {
+				if strings.Contains(r.stderr, s) {
+					t.Errorf("stderr has %q:\n%s", s, r.stderr)
+				}
+			}
 			golden(t, tc.name, r.stdout)
 		})
 	}
@@ -135,7 +141,7 @@ func TestDemoCommands(t *testing.T) {
 // TestCallWithKey runs a write of the demo with the API key in the environment
 // and the permission question answered yes on stdin.
 func TestCallWithKey(t *testing.T) {
-	t.Setenv("MCS_TOKEN_API_KEY", demo.APIKey)
+	t.Setenv("MCS_TOKEN_PETS", demo.APIKey)
 	r := mcsRun(t, "y\n", "call", "pets__addPet", "name=Luna", "species=cat")
 	if r.code != 0 {
 		t.Fatalf("exit code %d, stderr:\n%s", r.code, r.stderr)
