@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -48,10 +49,14 @@ func scrub(s string) string {
 	return tempPattern.ReplaceAllString(s, "DEMO-DIR")
 }
 
+// testdata is the absolute path of testdata/, so that tests that change the
+// current directory find their golden files.
+var testdata, _ = filepath.Abs("testdata")
+
 // golden compares got with testdata/<name>.golden, or rewrites it with -update.
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
+	path := filepath.Join(testdata, name+".golden")
 	got = scrub(got)
 	if *update {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
@@ -82,6 +87,9 @@ func TestDemoCommands(t *testing.T) {
 	}{
 		{name: "tools", args: []string{"tools"}, stderr: []string{"using the embedded demo"}},
 		{name: "tools-json", args: []string{"tools", "--json"}},
+		{name: "tools-budget", args: []string{"tools", "--budget"}},
+		{name: "tools-budget-json", args: []string{"tools", "--budget", "--json", "--model", "gpt-4o"}},
+		{name: "usage-model-without-budget", args: []string{"tools", "--model", "gpt-4o"}, code: 2, stderr: []string{"--model applies to --budget"}},
 		{name: "describe", args: []string{"describe", "pets__findPetsByStatus"}},
 		{name: "prompt", args: []string{"prompt"}},
 		{name: "prompt-native", args: []string{"prompt", "--native", "--model", "gpt-4o"}},
@@ -454,6 +462,32 @@ func TestBrokenStackFiles(t *testing.T) {
 				t.Errorf("the error shows the token:\n%s", r.stderr)
 			}
 			golden(t, name+"-stderr", r.stderr)
+		})
+	}
+}
+
+// TestBudgetWarnings measures a stack of 130 tools: over OpenAI's limit of 128
+// it warns and says what to do; behind tool_search the listing is one tool.
+func TestBudgetWarnings(t *testing.T) {
+	var paths []string
+	for i := range 130 {
+		paths = append(paths, fmt.Sprintf(`"/items%d": {"get": {"operationId": "getItem%d", "summary": "Get item set %d", "responses": {"200": {"description": "ok"}}}}`, i, i, i))
+	}
+	spec := `{"openapi": "3.0.3", "info": {"title": "Many", "version": "1"}, "servers": [{"url": "http://127.0.0.1:1"}], "paths": {` + strings.Join(paths, ",") + `}}`
+	for _, tc := range []struct{ name, strategy string }{
+		{"tools-budget-many", ""},
+		{"tools-budget-search", "[orchestrator]\nstrategy = [\"namespacing\", \"tool_search\"]\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := writeStack(t, "[[driver]]\nlabel = \"many\"\ntype = \"rest\"\nspec = \"many.json\"\n"+tc.strategy)
+			if err := os.WriteFile(filepath.Join(dir, "many.json"), []byte(spec), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			r := mcsRun(t, "", "tools", "--budget")
+			if r.code != 0 {
+				t.Fatalf("exit code %d, stderr:\n%s", r.code, r.stderr)
+			}
+			golden(t, tc.name, r.stdout)
 		})
 	}
 }
