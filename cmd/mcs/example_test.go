@@ -46,6 +46,18 @@ func Example_tools() {
 	// 10  shelter__summarize_numeric_column  Summarize a numeric column  2
 }
 
+func Example_toolsBudget() {
+	runExample("", "tools", "--budget")
+	// Output:
+	// model                        (any)
+	// tools                        10
+	// text mode: system message    4,604 bytes  about 1,151 tokens  (every tool inlined)
+	// native mode: system message  307 bytes
+	// native mode: tool objects    4,359 bytes
+	// native mode: total           4,666 bytes  about 1,167 tokens  (the driver sends native tools to this model)
+	// no warnings
+}
+
 func Example_describe() {
 	runExample("", "describe", "pets__findPetsByStatus")
 	// Output:
