@@ -181,6 +181,8 @@ func TestScopesErrors(t *testing.T) {
 			`s.toml:5: [[driver]] "me", key "scopes": binds security schemes to credentials, but the driver sends none; set credentials = "env" or "device", or remove scopes`},
 		{"empty scope", "credentials = \"env\"\nscopes = {api_key = \" \"}",
 			`s.toml:6: [[driver]] "me", key "scopes": security scheme "api_key" is bound to an empty scope; name the credential scope, such as api_key = "me", or remove the entry (then it asks for "me")`},
+		{"token as a scope", "credentials = \"env\"\nscopes = {api_key = \"ghp_0123456789abcdefghij\"}",
+			`s.toml:6: [[driver]] "me", key "scopes.api_key": the value looks like an access token (it starts with "ghp_"); secrets never go in the stack file: remove the value and set credentials = "env" on the driver and put the token in the environment variable MCS_TOKEN_ME (the driver's label in upper case)`},
 		{"not a table", "credentials = \"env\"\nscopes = [\"pets\"]",
 			`s.toml:6: [[driver]] "me", key "scopes": must be a table of strings, such as scopes = {Name = "value"} (got an array)`},
 	} {
