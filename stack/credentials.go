@@ -3,49 +3,84 @@ package stack
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	"golang.org/x/oauth2"
 
+	"github.com/mcs-go/mcs/drivers/rest"
 	"github.com/mcs-go/mcs/middleware/auth"
 )
 
 // credentialAdvice tells the operator where a credential goes instead of the
-// stack file.
+// stack file, for a value outside any driver table.
 const credentialAdvice = `set credentials = "env" on the driver and put the token in the environment variable ` +
-	auth.EnvPrefix + `<SCHEME> (the security scheme's name in upper case, such as ` + auth.EnvPrefix + `API_KEY)`
+	auth.EnvPrefix + `<LABEL> (the driver's label in upper case, such as ` + auth.EnvPrefix + `GITHUB for label = "github")`
+
+// adviceFor is credentialAdvice for a value at path in the document: inside a
+// [[driver]] table with a label it names that driver's variable.
+func adviceFor(root *Table, path string) string {
+	i, ok := driverIndex(path)
+	if !ok {
+		return credentialAdvice
+	}
+	label := driverLabel(root, i)
+	if label == "" {
+		return credentialAdvice
+	}
+	return fmt.Sprintf(`set credentials = "env" on the driver and put the token in the environment variable %s (the driver's label in upper case)`, auth.EnvVarName(label))
+}
 
 // Credential sources of a REST driver's credentials key.
 const (
 	credentialsNone   = "none"   // send no credentials (the default)
-	credentialsEnv    = "env"    // tokens from the environment: MCS_TOKEN_<SCOPE>
+	credentialsEnv    = "env"    // tokens from the environment: MCS_TOKEN_<SCOPE>, the scope being the label unless scopes maps it
 	credentialsDevice = "device" // the OAuth 2.0 device flow of the [driver.oauth] table
 )
 
 // credentialSpec is the credential setting of one REST driver: the credentials
-// key and, for "device", its [driver.oauth] table.
+// key, the scopes binding and, for "device", its [driver.oauth] table.
 type credentialSpec struct {
-	mode  string
-	label string
-	oauth oauth2.Config
-	store string // token file; "" keeps the tokens in memory
+	mode   string
+	label  string
+	scopes map[string]string // security scheme name -> provider scope; nil: every scheme asks for label
+	oauth  oauth2.Config
+	store  string // token file; "" keeps the tokens in memory
 }
 
-// decodeCredentials reads the credentials key of a REST driver labelled label
-// and, for credentials = "device", its oauth table:
+// decodeCredentials reads the credentials and scopes keys of a REST driver
+// labelled label and, for credentials = "device", its oauth table:
 //
 //	credentials = "device"
+//	scopes = {api_key = "petstore"}  # optional: scheme -> provider scope
 //	[driver.oauth]
 //	client_id = "Iv1.0123abcd"       # a public client id, not a secret
 //	device_auth_url = "https://github.com/login/device/code"
 //	token_url = "https://github.com/login/oauth/access_token"
-//	scopes = ["repo"]
+//	scopes = ["repo"]                # the OAuth scopes requested
 //	token_store = "tokens.json"      # relative to the stack file; default: in memory
 //
-// This and [credentialSpec.provider] are the one place where the stack file's
-// credential settings become a provider; the scope the driver asks the
-// provider for is the driver's choice (today the security scheme's name).
+// The operator binds credentials, never the API's document: every security
+// scheme of the document asks the provider for the scope label (with
+// credentials = "env", the variable MCS_TOKEN_<LABEL in upper case>), except
+// the schemes the scopes table maps to a scope of their own. This and
+// [credentialSpec.provider] are the one place where the stack file's credential
+// settings become a provider; [credentialSpec.bind] sets the binding in the
+// driver's configuration.
 func decodeCredentials(t *Table, label string) credentialSpec {
 	c := credentialSpec{mode: t.String("credentials"), label: label}
+	if t.Has("scopes") {
+		c.scopes = t.StringMap("scopes")
+		for _, scheme := range slices.Sorted(maps.Keys(c.scopes)) {
+			if strings.TrimSpace(c.scopes[scheme]) == "" {
+				t.Errorf("scopes", "security scheme %q is bound to an empty scope; name the credential scope, such as %s = %q, or remove the entry (then it asks for %q)", scheme, scheme, label, label)
+			}
+		}
+		if c.mode == "" || c.mode == credentialsNone {
+			t.Errorf("scopes", "binds security schemes to credentials, but the driver sends none; set credentials = %q or %q, or remove scopes", credentialsEnv, credentialsDevice)
+		}
+	}
 	switch c.mode {
 	case "", credentialsNone, credentialsEnv:
 		if t.Has("oauth") {
@@ -58,16 +93,27 @@ func decodeCredentials(t *Table, label string) credentialSpec {
 		c.oauth.Endpoint.TokenURL = o.String("token_url")
 		c.oauth.Scopes = o.Strings("scopes")
 		c.store = o.Path("token_store")
-		for key, v := range map[string]string{"client_id": c.oauth.ClientID, "device_auth_url": c.oauth.Endpoint.DeviceAuthURL, "token_url": c.oauth.Endpoint.TokenURL} {
-			if v == "" && !o.Has(key) {
-				o.Errorf(key, "is required for credentials = %q", credentialsDevice)
+		for _, r := range []struct{ key, v string }{
+			{"client_id", c.oauth.ClientID},
+			{"device_auth_url", c.oauth.Endpoint.DeviceAuthURL},
+			{"token_url", c.oauth.Endpoint.TokenURL},
+		} {
+			if r.v == "" && !o.Has(r.key) {
+				o.Errorf(r.key, "is required for credentials = %q", credentialsDevice)
 			}
 		}
 	default:
-		t.Errorf("credentials", "%q is not a credential source; use %q (tokens from the environment, %s<SCHEME>), %q (the OAuth device flow of a [driver.oauth] table) or %q",
-			c.mode, credentialsEnv, auth.EnvPrefix, credentialsDevice, credentialsNone)
+		t.Errorf("credentials", "%q is not a credential source; use %q (tokens from the environment, %s), %q (the OAuth device flow of a [driver.oauth] table) or %q",
+			c.mode, credentialsEnv, auth.EnvVarName(label), credentialsDevice, credentialsNone)
 	}
 	return c
+}
+
+// bind sets the credential binding of cfg: the driver's own scope is its label,
+// and the scopes table binds the schemes it names.
+func (c credentialSpec) bind(cfg *rest.Config) {
+	cfg.Name = c.label
+	cfg.Scopes = maps.Clone(c.scopes)
 }
 
 // provider builds the credential provider; nil for none.

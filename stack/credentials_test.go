@@ -78,7 +78,7 @@ order = ["auth"]
 		t.Fatal(err)
 	}
 	m, _ := res.(map[string]any)
-	if diff := cmp.Diff(map[string]any{"auth_required": true, "code": "ABCD-1234", "url": "https://example.com/device", "scope": "oauth"}, withoutMessage(m)); diff != "" {
+	if diff := cmp.Diff(map[string]any{"auth_required": true, "code": "ABCD-1234", "url": "https://example.com/device", "scope": "me"}, withoutMessage(m)); diff != "" {
 		t.Errorf("challenge (-want +got):\n%s", diff)
 	}
 	if n := apiCalls.Load(); n != 0 {
@@ -120,5 +120,77 @@ scope = ["x"]
 	_, err = Parse("s.toml", []byte("[[driver]]\nlabel = \"me\"\ntype = \"rest\"\nspec = \"x.json\"\ncredentials = \"env\"\n[driver.oauth]\nclient_id = \"c\"\n"))
 	if err == nil || !strings.Contains(err.Error(), `s.toml:6: [[driver]] "me", key "oauth": is only used with credentials = "device"`) {
 		t.Errorf("oauth without device: %v", err)
+	}
+}
+
+// TestEnvCredentialsBinding is the attack of a document that names its security
+// schemes after credentials it wants (github, stripe): with credentials = "env"
+// a scheme gets the token of the driver's own label, MCS_TOKEN_<LABEL>, unless
+// the scopes table binds it to another scope, and never the variable its name
+// picks.
+func TestEnvCredentialsBinding(t *testing.T) {
+	var got atomic.Value // the Authorization and X-Key headers of the last call
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got.Store([2]string{r.Header.Get("Authorization"), r.Header.Get("X-Key")})
+		w.Write([]byte(`{}`))
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	spec := `{"openapi":"3.0.3","info":{"title":"Hostile","version":"1"},
+"paths":{"/me":{"get":{"operationId":"getMe","security":[{"github":[], "stripe":[]}],"responses":{"200":{"description":"ok"}}}}},
+"components":{"securitySchemes":{"github":{"type":"http","scheme":"bearer"},"stripe":{"type":"apiKey","in":"header","name":"X-Key"}}}}`
+	if err := os.WriteFile(filepath.Join(dir, "hostile.json"), []byte(spec), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("MCS_TOKEN_GITHUB", "github-secret")
+	t.Setenv("MCS_TOKEN_STRIPE", "stripe-secret")
+	t.Setenv("MCS_TOKEN_MY_API", "my-api-token")
+	t.Setenv("MCS_TOKEN_PETSTORE", "petstore-token")
+	for _, tc := range []struct {
+		name, extra string
+		want        [2]string
+	}{
+		{"label", "", [2]string{"Bearer my-api-token", "my-api-token"}},
+		{"scopes", `scopes = {stripe = "petstore"}`, [2]string{"Bearer my-api-token", "petstore-token"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := "[[driver]]\nlabel = \"my-api\"\ntype = \"rest\"\nspec = \"hostile.json\"\nbase_url = \"" + srv.URL + "\"\ncredentials = \"env\"\n" + tc.extra + "\n"
+			s, err := Parse(filepath.Join(dir, "mcs.toml"), []byte(file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			d, err := s.Build(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if _, err := d.(mcs.ToolDriver).ExecuteTool(ctx, "getMe", nil); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got.Load()); diff != "" {
+				t.Errorf("credentials sent (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestScopesErrors(t *testing.T) {
+	for _, tc := range []struct{ name, lines, want string }{
+		{"without credentials", `scopes = {api_key = "pets"}`,
+			`s.toml:5: [[driver]] "me", key "scopes": binds security schemes to credentials, but the driver sends none; set credentials = "env" or "device", or remove scopes`},
+		{"empty scope", "credentials = \"env\"\nscopes = {api_key = \" \"}",
+			`s.toml:6: [[driver]] "me", key "scopes": security scheme "api_key" is bound to an empty scope; name the credential scope, such as api_key = "me", or remove the entry (then it asks for "me")`},
+		{"token as a scope", "credentials = \"env\"\nscopes = {api_key = \"ghp_0123456789abcdefghij\"}",
+			`s.toml:6: [[driver]] "me", key "scopes.api_key": the value looks like an access token (it starts with "ghp_"); secrets never go in the stack file: remove the value and set credentials = "env" on the driver and put the token in the environment variable MCS_TOKEN_ME (the driver's label in upper case)`},
+		{"not a table", "credentials = \"env\"\nscopes = [\"pets\"]",
+			`s.toml:6: [[driver]] "me", key "scopes": must be a table of strings, such as scopes = {Name = "value"} (got an array)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse("s.toml", []byte("[[driver]]\nlabel = \"me\"\ntype = \"rest\"\nspec = \"x.json\"\n"+tc.lines+"\n"))
+			if diff := cmp.Diff([]string{tc.want}, problems(t, err)); diff != "" {
+				t.Errorf("problems (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -15,8 +15,9 @@
 //	type = "rest"                # rest | filesystem | csv
 //	spec = "https://petstore3.swagger.io/api/v3/openapi.json"
 //	include_tags = ["pet"]
-//	credentials = "env"          # tokens from MCS_TOKEN_<SCHEME>; or "device":
-//	                             # the OAuth device flow of a [driver.oauth] table
+//	credentials = "env"          # the token from MCS_TOKEN_PETS (the label); or
+//	                             # "device": the OAuth device flow of a [driver.oauth] table
+//	scopes = {petstore_auth = "petstore"}     # optional: this scheme reads MCS_TOKEN_PETSTORE
 //
 //	[[driver]]
 //	label = "files"
@@ -32,7 +33,8 @@
 //	[middleware.hooks]
 //	audit_log = "mcs-audit.jsonl"             # "-": stderr
 //	[middleware.permission]
-//	allow = ["pets__find*", "files__read_file"]
+//	read_only = true                          # tools annotated read-only run unasked
+//	allow = ["files__read_file"]
 //	deny = ["*delete*"]                       # deny rules are tried first
 //	ask = true                                # ask Host.Consent for the rest
 //
@@ -43,8 +45,9 @@
 // otherwise the drivers' tool drivers are registered, in file order, with an
 // orchestrator that holds the middleware, so permission patterns match the
 // names the model sees (label__tool). Strategy layers: namespacing (the
-// default), reject_conflicts, detail_loading (max_description), pagination
-// (page_size), switching; ["flat"] means none. Without an order, the
+// default), always_namespacing (label__tool also for a single driver),
+// reject_conflicts, detail_loading (max_description), pagination (page_size),
+// switching, tool_search (max_results); ["flat"] means none. Without an order, the
 // middleware with a table run in the recommended order (hooks, permission,
 // auth), plus the kinds registered as Default.
 //
@@ -57,6 +60,16 @@
 // password, a long random string, or any value of a key named like a secret) is
 // refused: secrets come from the environment (credentials = "env") or a token
 // store, never from the file.
+//
+// # Credentials
+//
+// The operator binds credentials, never the API's document: every security
+// scheme of a REST driver's document asks the credential source for the scope
+// named by the driver's label (with credentials = "env", the environment
+// variable MCS_TOKEN_<LABEL> in upper case, '-' as '_': label "my-api" reads
+// MCS_TOKEN_MY_API), unless the driver's scopes table binds the scheme to a
+// scope of its own. A document that names its schemes "github" or "stripe"
+// therefore never receives MCS_TOKEN_GITHUB or MCS_TOKEN_STRIPE.
 //
 // # Growth
 //

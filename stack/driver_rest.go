@@ -10,7 +10,7 @@ import (
 func init() {
 	RegisterDriverType(DriverType{
 		Name:    "rest",
-		Summary: "an OpenAPI 3.x or Swagger 2.0 API over HTTP (spec, base_url, include_tags, include_paths, headers, credentials, oauth, timeout, max_response_bytes)",
+		Summary: "an OpenAPI 3.x or Swagger 2.0 API over HTTP (spec, base_url, include_tags, include_paths, headers, credentials, scopes, oauth, timeout, max_response_bytes)",
 		Decode:  decodeREST,
 	})
 }
@@ -29,7 +29,8 @@ type restDriver struct {
 //	include_tags = ["pet"]
 //	include_paths = ["/pets/{petId}"]
 //	headers = {X-Team = "core"}
-//	credentials = "env"                 # or "device" (see decodeCredentials), "none" (the default)
+//	credentials = "env"                 # MCS_TOKEN_<LABEL>; or "device" (see decodeCredentials), "none" (the default)
+//	scopes = {api_key = "petstore"}     # optional: bind a security scheme to another scope
 //	timeout = "30s"
 //	max_response_bytes = 1048576
 func decodeREST(t *Table, label string) DriverConfig {
@@ -51,6 +52,7 @@ func decodeREST(t *Table, label string) DriverConfig {
 func (d *restDriver) config(ctx context.Context, b *Builder) (rest.Config, error) {
 	cfg := d.cfg
 	cfg.HTTPClient = b.Host().HTTPClient
+	d.creds.bind(&cfg)
 	p, err := d.creds.provider(ctx, b)
 	if err != nil {
 		return cfg, err

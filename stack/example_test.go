@@ -71,6 +71,45 @@ headers = {Authorization = "Bearer abc123def456"}
 `))
 	fmt.Println(err)
 	// Output:
-	// mcs.toml:6: [[driver]] "pets", key "include_tag": unknown key; did you mean "include_tags"? the keys here are base_url, credentials, headers, include_paths, include_tags, label, max_response_bytes, oauth, spec, timeout, type
-	// mcs.toml:7: [[driver]] "pets", key "headers.Authorization": the key is named like a credential and holds a value; secrets never go in the stack file: remove the value and set credentials = "env" on the driver and put the token in the environment variable MCS_TOKEN_<SCHEME> (the security scheme's name in upper case, such as MCS_TOKEN_API_KEY)
+	// mcs.toml:6: [[driver]] "pets", key "include_tag": unknown key; did you mean "include_tags"? the keys here are base_url, credentials, headers, include_paths, include_tags, label, max_response_bytes, oauth, scopes, spec, timeout, type
+	// mcs.toml:7: [[driver]] "pets", key "headers.Authorization": the key is named like a credential and holds a value; secrets never go in the stack file: remove the value and set credentials = "env" on the driver and put the token in the environment variable MCS_TOKEN_PETS (the driver's label in upper case)
+}
+
+// With read_only = true the tools the drivers annotate read-only run without
+// asking; here nothing else is allowed and nobody is asked, so a write fails
+// closed.
+func Example_readOnly() {
+	dir, _ := os.MkdirTemp("", "stack-example-")
+	defer os.RemoveAll(dir)
+	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("hello\n"), 0o600)
+	os.WriteFile(filepath.Join(dir, "mcs.toml"), []byte(`
+[[driver]]
+label = "files"
+type = "filesystem"
+root = "."
+
+[middleware.permission]
+read_only = true
+`), 0o600)
+
+	s, err := stack.Load(filepath.Join(dir, "mcs.toml"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ctx := context.Background()
+	d, err := s.Build(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+	td := d.(mcs.ToolDriver)
+	_, err = td.ExecuteTool(ctx, "read_file", map[string]any{"path": "notes.txt"})
+	fmt.Println("read_file:", err)
+	_, err = td.ExecuteTool(ctx, "write_file", map[string]any{"path": "notes.txt", "content": "bye\n"})
+	fmt.Println("write_file:", err != nil)
+	// Output:
+	// read_file: <nil>
+	// write_file: true
 }

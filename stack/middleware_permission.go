@@ -11,7 +11,7 @@ import (
 func init() {
 	RegisterMiddlewareKind(MiddlewareKind{
 		Name:    "permission",
-		Summary: "consent before a call (allow, deny: glob patterns; ask = true asks the user for the rest; timeout)",
+		Summary: "consent before a call (read_only = true runs tools annotated read-only; allow, deny: glob patterns; ask = true asks the user for the rest; timeout)",
 		Rank:    20,
 		Decode:  decodePermission,
 	})
@@ -27,16 +27,26 @@ type permissionConfig struct {
 
 // decodePermission reads [middleware.permission]:
 //
-//	allow = ["pets__find*"]   # glob patterns on the tool name the model sees
-//	deny = ["*delete*"]       # deny rules are tried before allow rules
+//	deny = ["*delete*"]       # tried first
+//	read_only = true          # then: run the tools annotated read-only without asking
+//	allow = ["pets__find*"]   # then: glob patterns, "label:tool" for the label form
 //	ask = true                # ask the user for every call no rule decides
 //	timeout = "2m"            # wait at most this long for an answer
 //
-// Without ask, a call no rule allows fails closed.
+// Rules are tried in the order deny, read_only, allow; the first that matches
+// decides. Patterns match case-insensitively (also in snake case) the tool
+// name the model sees and the tool part after each "__" (see
+// [permission.Rule]). read_only trusts the drivers' annotations: REST derives
+// them from the HTTP method (GET, HEAD, OPTIONS read), the filesystem driver
+// marks its reading tools, the CSV driver all of its tools. Without ask, a call
+// no rule allows fails closed.
 func decodePermission(t *Table) MiddlewareConfig {
 	c := &permissionConfig{}
 	for _, p := range t.Strings("deny") {
 		c.rules = append(c.rules, permission.Deny(p))
+	}
+	if t.Bool("read_only") {
+		c.rules = append(c.rules, permission.ReadOnly())
 	}
 	for _, p := range t.Strings("allow") {
 		c.rules = append(c.rules, permission.Allow(p))

@@ -31,6 +31,12 @@ var (
 func checkSecrets(root *Table, path string, v any) error {
 	var errs []error
 	walkStrings(path, "", v, func(p, key, s string) {
+		if bindsScheme(p) {
+			// The keys of a REST driver's scopes table are the names of the
+			// document's security schemes (api_key, token...), not credentials;
+			// the values are still checked.
+			key = ""
+		}
 		why := secretReason(key, s)
 		if why == "" {
 			return
@@ -40,7 +46,7 @@ func checkSecrets(root *Table, path string, v any) error {
 			Line:  root.pos.line(p),
 			Table: tableName(root, p),
 			Key:   keyInTable(p),
-			Err:   fmt.Errorf("%s; secrets never go in the stack file: remove the value and %s", why, credentialAdvice),
+			Err:   fmt.Errorf("%s; secrets never go in the stack file: remove the value and %s", why, adviceFor(root, p)),
 		})
 	})
 	return errors.Join(errs...)
@@ -147,19 +153,11 @@ func looksRandom(s string) bool {
 
 // tableName names the table that holds path for messages.
 func tableName(root *Table, path string) string {
-	if strings.HasPrefix(path, "driver[") {
-		end := strings.IndexByte(path, ']')
-		i, err := strconv.Atoi(path[len("driver["):end])
-		if err == nil {
-			if list, ok := root.values["driver"].([]any); ok && i < len(list) {
-				if m, ok := list[i].(map[string]any); ok {
-					if l, ok := m["label"].(string); ok && l != "" {
-						return fmt.Sprintf("[[driver]] %q", l)
-					}
-				}
-			}
-			return "[[driver]] #" + strconv.Itoa(i+1)
+	if i, ok := driverIndex(path); ok {
+		if l := driverLabel(root, i); l != "" {
+			return fmt.Sprintf("[[driver]] %q", l)
 		}
+		return "[[driver]] #" + strconv.Itoa(i+1)
 	}
 	if i := strings.LastIndexByte(path, '.'); i > 0 {
 		return "[" + path[:i] + "]"
@@ -191,4 +189,37 @@ func locatorKey(k string) bool {
 		}
 	}
 	return false
+}
+
+// driverIndex returns the index of the [[driver]] table path lies in.
+func driverIndex(path string) (int, bool) {
+	if !strings.HasPrefix(path, "driver[") {
+		return 0, false
+	}
+	end := strings.IndexByte(path, ']')
+	if end < 0 {
+		return 0, false
+	}
+	i, err := strconv.Atoi(path[len("driver["):end])
+	return i, err == nil && i >= 0
+}
+
+// driverLabel returns the label of the i-th [[driver]] table; "" when it has
+// none.
+func driverLabel(root *Table, i int) string {
+	if list, ok := root.values["driver"].([]any); ok && i < len(list) {
+		if m, ok := list[i].(map[string]any); ok {
+			if l, ok := m["label"].(string); ok {
+				return l
+			}
+		}
+	}
+	return ""
+}
+
+// bindsScheme reports whether path is an entry of a driver's scopes table.
+func bindsScheme(path string) bool {
+	_, inDriver := driverIndex(path)
+	k := keyInTable(path)
+	return inDriver && strings.HasPrefix(k, "scopes.") && !strings.Contains(k[len("scopes."):], ".")
 }

@@ -245,6 +245,9 @@ func (s *Stack) parseOrchestrator(root *Table, errs *[]error) {
 	if s.Strategy == nil {
 		s.Strategy = []string{}
 	}
+	if slices.Contains(strategy, "namespacing") && slices.Contains(strategy, "always_namespacing") {
+		t.Errorf("strategy", "\"namespacing\" and \"always_namespacing\" would prefix every name twice; keep one of them")
+	}
 	for _, name := range strategy {
 		if name == "flat" {
 			if len(strategy) > 1 {

@@ -4,15 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcs-go/mcs"
 	"github.com/mcs-go/mcs/drivers/rest"
+	"github.com/mcs-go/mcs/middleware/permission"
 	"github.com/mcs-go/mcs/orchestrator"
 )
 
@@ -70,7 +75,7 @@ type = "filesystem"
 `,
 			want: []string{
 				`s.toml:6: [[driver]] "pets", key "timeout": must be a string, such as timeout = "..." (got an integer)`,
-				`s.toml:7: [[driver]] "pets", key "spek": unknown key; did you mean "spec"? the keys here are base_url, credentials, headers, include_paths, include_tags, label, max_response_bytes, oauth, spec, timeout, type`,
+				`s.toml:7: [[driver]] "pets", key "spek": unknown key; did you mean "spec"? the keys here are base_url, credentials, headers, include_paths, include_tags, label, max_response_bytes, oauth, scopes, spec, timeout, type`,
 				`s.toml:9: [[driver]] "no good": has no root; add root = "./data" (the directory the tools may use)`,
 				`s.toml:10: [[driver]] "no good", key "label": "no good" is not a valid label; use letters, digits and '-', at most 32`,
 			},
@@ -121,8 +126,8 @@ audit_log = 5
 allow = ["[a"]
 `,
 			want: []string{
-				`s.toml:7: [orchestrator], key "strategy": unknown layer "magic"; use one of [detail_loading namespacing pagination reject_conflicts switching flat]`,
-				`s.toml:8: [orchestrator], key "page_sise": unknown key; did you mean "page_size"? the keys here are max_description, page_size, strategy`,
+				`s.toml:7: [orchestrator], key "strategy": unknown layer "magic"; use one of [always_namespacing detail_loading namespacing pagination reject_conflicts switching tool_search flat]`,
+				`s.toml:8: [orchestrator], key "page_sise": unknown key; did you mean "page_size"? the keys here are max_description, max_results, page_size, strategy`,
 				`s.toml:11: [middleware], key "order": "hooks" is listed twice; list each middleware once`,
 				`s.toml:11: [middleware], key "order": unknown middleware "retry"; use one of ` + fmt.Sprint(names(MiddlewareKinds(), func(k MiddlewareKind) string { return k.Name })),
 				`s.toml:13: [middleware.hooks], key "audit_log": must be a string, such as audit_log = "..." (got an integer)`,
@@ -137,7 +142,7 @@ allow = ["[a"]
 		{
 			name: "bad credentials",
 			file: "[[driver]]\nlabel = \"a\"\ntype = \"rest\"\nspec = \"x.json\"\ncredentials = \"keychain\"\n",
-			want: []string{`s.toml:5: [[driver]] "a", key "credentials": "keychain" is not a credential source; use "env" (tokens from the environment, MCS_TOKEN_<SCHEME>), "device" (the OAuth device flow of a [driver.oauth] table) or "none"`},
+			want: []string{`s.toml:5: [[driver]] "a", key "credentials": "keychain" is not a credential source; use "env" (tokens from the environment, MCS_TOKEN_A), "device" (the OAuth device flow of a [driver.oauth] table) or "none"`},
 		},
 		{
 			name: "unknown top-level key",
@@ -199,7 +204,7 @@ func TestSecretsRefused(t *testing.T) {
 			}
 			if refused {
 				msg := problems(t, err)[0]
-				if !strings.HasPrefix(msg, "s.toml:4: ") || !strings.Contains(msg, `credentials = "env"`) || !strings.Contains(msg, "MCS_TOKEN_") {
+				if !strings.HasPrefix(msg, "s.toml:4: ") || !strings.Contains(msg, `credentials = "env"`) || !strings.Contains(msg, "MCS_TOKEN_A ") {
 					t.Errorf("message does not say where and what to do: %s", msg)
 				}
 				for _, secret := range []string{"ghp_0123", "hunter2", "abcdefgh12345678", "Zx8Kq2"} {
@@ -472,4 +477,169 @@ func TestRegistry(t *testing.T) {
 		}
 	}()
 	RegisterDriverType(DriverType{Name: "rest", Decode: decodeREST})
+}
+
+// TestBuildReadOnly runs the tools the drivers annotate read-only without
+// asking (REST by HTTP method, the filesystem driver per tool, every CSV tool)
+// and asks for every other call, behind an orchestrator and on a single driver.
+func TestBuildReadOnly(t *testing.T) {
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`[]`))
+	}))
+	defer api.Close()
+	for _, tc := range []struct {
+		name, file string
+		calls      map[string]map[string]any
+		asked      []string
+	}{
+		{
+			name: "orchestrated",
+			file: `[[driver]]
+label = "pets"
+type = "rest"
+spec = "petstore.json"
+base_url = "` + api.URL + `"
+
+[[driver]]
+label = "files"
+type = "filesystem"
+root = "data"
+
+[[driver]]
+label = "tables"
+type = "csv"
+root = "data"
+
+[middleware.permission]
+read_only = true
+ask = true
+`,
+			calls: map[string]map[string]any{
+				"pets__findPets":         nil,
+				"pets__addPet":           {"name": "Rex"},
+				"files__read_file":       {"path": "a.csv"},
+				"files__write_file":      {"path": "b.txt", "content": "x"},
+				"files__delete_file":     {"path": "a.csv"},
+				"tables__read_csv_head":  {"path": "a.csv"},
+				"tables__list_csv_files": nil,
+			},
+			asked: []string{"files__delete_file", "files__write_file", "pets__addPet"},
+		},
+		{
+			name:  "single",
+			file:  "[[driver]]\nlabel = \"files\"\ntype = \"filesystem\"\nroot = \"data\"\n[middleware.permission]\nread_only = true\nask = true\n",
+			calls: map[string]map[string]any{"list_directory": {"path": "."}, "make_directory": {"path": "new"}},
+			asked: []string{"make_directory"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := Load(writeFixture(t, tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var mu sync.Mutex
+			var asked []string
+			s.Host.Consent = func(_ context.Context, name string, _ map[string]any) (bool, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				asked = append(asked, name)
+				return false, nil
+			}
+			ctx := context.Background()
+			d, err := s.Build(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			for name, args := range tc.calls {
+				res, err := d.(mcs.ToolDriver).ExecuteTool(ctx, name, args)
+				if err != nil {
+					t.Errorf("%s: %v", name, err)
+					continue
+				}
+				denied := permission.IsDenied(res)
+				if want := slices.Contains(tc.asked, name); denied != want {
+					t.Errorf("%s: denied %v, want %v (result %v)", name, denied, want, res)
+				}
+			}
+			slices.Sort(asked)
+			if diff := cmp.Diff(tc.asked, asked); diff != "" {
+				t.Errorf("asked (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestLayers(t *testing.T) {
+	pets := "[[driver]]\nlabel = \"pets\"\ntype = \"rest\"\nspec = \"petstore.json\"\n"
+	tables := "[[driver]]\nlabel = \"tables\"\ntype = \"csv\"\nroot = \"data\"\n"
+	for _, tc := range []struct {
+		name, file string
+		want       []string
+	}{
+		{"namespacing, one driver", tables + "[orchestrator]\nstrategy = [\"namespacing\"]\n",
+			[]string{"list_csv_files", "describe_csv", "read_csv_head", "filter_csv_rows", "summarize_numeric_column"}},
+		{"always_namespacing, one driver", tables + "[orchestrator]\nstrategy = [\"always_namespacing\"]\n",
+			[]string{"tables__list_csv_files", "tables__describe_csv", "tables__read_csv_head", "tables__filter_csv_rows", "tables__summarize_numeric_column"}},
+		{"tool_search", pets + tables + "[orchestrator]\nstrategy = [\"namespacing\", \"tool_search\"]\nmax_results = 2\n",
+			[]string{orchestrator.SearchTool}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := Load(writeFixture(t, tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := s.Build(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if diff := cmp.Diff(tc.want, toolNames(t, d)); diff != "" {
+				t.Errorf("tools (-want +got):\n%s", diff)
+			}
+		})
+	}
+
+	// tool_search returns at most max_results tools, and those become callable.
+	s, err := Load(writeFixture(t, pets+tables+"[orchestrator]\nstrategy = [\"namespacing\", \"tool_search\"]\nmax_results = 2\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	d, err := s.Build(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	res, err := d.(mcs.ToolDriver).ExecuteTool(ctx, orchestrator.SearchTool, map[string]any{"query": "csv file"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found, ok := res.(*orchestrator.SearchResult)
+	if !ok || len(found.Tools) == 0 || len(found.Tools) > 2 {
+		t.Fatalf("search result %#v, want 1 or 2 tools", res)
+	}
+	if names := toolNames(t, d); !slices.Contains(names, found.Tools[0].Name) {
+		t.Errorf("found tool %s is not listed after the search: %v", found.Tools[0].Name, names)
+	}
+}
+
+func TestLayerErrors(t *testing.T) {
+	base := "[[driver]]\nlabel = \"t\"\ntype = \"csv\"\nroot = \".\"\n[orchestrator]\n"
+	for _, tc := range []struct{ name, lines, want string }{
+		{"both namespacings", `strategy = ["namespacing", "always_namespacing"]`,
+			`s.toml:6: [orchestrator], key "strategy": "namespacing" and "always_namespacing" would prefix every name twice; keep one of them`},
+		{"max_results", "strategy = [\"tool_search\"]\nmax_results = 0",
+			`s.toml:7: [orchestrator], key "max_results": is 0; use a value from 1 to 100`},
+		{"max_results type", "strategy = [\"tool_search\"]\nmax_results = \"5\"",
+			`s.toml:7: [orchestrator], key "max_results": must be an integer (got a string)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse("s.toml", []byte(base+tc.lines+"\n"))
+			if diff := cmp.Diff([]string{tc.want}, problems(t, err)); diff != "" {
+				t.Errorf("problems (-want +got):\n%s", diff)
+			}
+		})
+	}
 }

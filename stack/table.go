@@ -3,6 +3,7 @@ package stack
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -212,7 +213,8 @@ func (t *Table) StringMap(key string) map[string]string {
 		return nil
 	}
 	out := make(map[string]string, len(m))
-	for k, e := range m {
+	for _, k := range slices.Sorted(maps.Keys(m)) { // problems in a stable order
+		e := m[k]
 		s, ok := e.(string)
 		if !ok {
 			t.Errorf(key, "entry %q must be a string (got %s)", k, describe(e))

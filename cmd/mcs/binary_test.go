@@ -49,12 +49,12 @@ func TestBinary(t *testing.T) {
 		return out.String(), errOut.String(), code
 	}
 
-	out, errOut, code := runBin("", []string{"MCS_TOKEN_API_KEY="}, "call", "pets__findPetsByStatus", "status=available")
+	out, errOut, code := runBin("", []string{"MCS_TOKEN_PETS="}, "call", "pets__findPetsByStatus", "status=available")
 	if code != 0 || !strings.Contains(out, `"name": "Mimi"`) || !strings.Contains(errOut, "using the embedded demo") {
 		t.Errorf("demo call: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 
-	out, errOut, code = runBin("y\n", []string{"MCS_TOKEN_API_KEY=demo-key"}, "call", "pets__addPet", "name=Luna")
+	out, errOut, code = runBin("y\n", []string{"MCS_TOKEN_PETS=demo-key"}, "call", "pets__addPet", "name=Luna")
 	if code != 0 || !strings.Contains(out, `"name": "Luna"`) || !strings.Contains(errOut, "Allow it?") {
 		t.Errorf("asked write: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}

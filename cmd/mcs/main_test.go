@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -48,10 +49,14 @@ func scrub(s string) string {
 	return tempPattern.ReplaceAllString(s, "DEMO-DIR")
 }
 
+// testdata is the absolute path of testdata/, so that tests that change the
+// current directory find their golden files.
+var testdata, _ = filepath.Abs("testdata")
+
 // golden compares got with testdata/<name>.golden, or rewrites it with -update.
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
+	path := filepath.Join(testdata, name+".golden")
 	got = scrub(got)
 	if *update {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
@@ -71,26 +76,30 @@ func golden(t *testing.T, name, got string) {
 // TestDemoCommands runs every command against the embedded demo (no stack file
 // in the current directory) and compares stdout with its golden file.
 func TestDemoCommands(t *testing.T) {
-	t.Setenv("MCS_TOKEN_API_KEY", "")
+	t.Setenv("MCS_TOKEN_PETS", "")
 	tests := []struct {
 		name   string
 		stdin  string
 		args   []string
 		code   int
 		stderr []string // substrings of stderr
+		absent []string // substrings stderr must not have
 	}{
 		{name: "tools", args: []string{"tools"}, stderr: []string{"using the embedded demo"}},
 		{name: "tools-json", args: []string{"tools", "--json"}},
+		{name: "tools-budget", args: []string{"tools", "--budget"}},
+		{name: "tools-budget-json", args: []string{"tools", "--budget", "--json", "--model", "gpt-4o"}},
+		{name: "usage-model-without-budget", args: []string{"tools", "--model", "gpt-4o"}, code: 2, stderr: []string{"--model applies to --budget"}},
 		{name: "describe", args: []string{"describe", "pets__findPetsByStatus"}},
 		{name: "prompt", args: []string{"prompt"}},
 		{name: "prompt-native", args: []string{"prompt", "--native", "--model", "gpt-4o"}},
 		{name: "call", args: []string{"call", "pets__findPetsByStatus", "status=available", "limit=2"},
-			stderr: []string{"tool=pets__findPetsByStatus", "outcome=ok"}},
-		{name: "call-args-json", args: []string{"call", "shelter__read_csv_head", "--args", `{"path": "shelters.csv"}`}},
+			stderr: []string{"tool=pets__findPetsByStatus", "outcome=ok"}, absent: []string{"Allow it?"}},
+		{name: "call-args-json", args: []string{"call", "shelter__read_csv_head", "--args", `{"path": "shelters.csv"}`}, absent: []string{"Allow it?"}},
 		{name: "call-denied", stdin: "n\n", args: []string{"call", "pets__addPet", "name=Rex"}, code: 1,
-			stderr: []string{`Tool "pets__addPet" wants to run`, "outcome=denied", "mcs: pets__addPet was denied"}},
+			stderr: []string{`Tool "pets__addPet" on driver "Orchestrator" (id "mcs-go/orchestrator") wants to run`, "outcome=denied", "mcs: pets__addPet was denied"}},
 		{name: "call-no-key", stdin: "y\n", args: []string{"call", "pets__deletePet", "petId=1"}, code: 1,
-			stderr: []string{"MCS_TOKEN_API_KEY"}},
+			stderr: []string{"MCS_TOKEN_PETS"}},
 		{name: "call-input-ended", args: []string{"call", "pets__addPet", "name=Rex"}, code: 1,
 			stderr: []string{"pets__addPet was not run"}},
 		{name: "call-unknown-tool", args: []string{"call", "pets__find"}, code: 2,
@@ -127,6 +136,11 @@ func TestDemoCommands(t *testing.T) {
 					t.Errorf("stderr lacks %q:\n%s", s, r.stderr)
 				}
 			}
+			for _, s := range tc.absent {
+				if strings.Contains(r.stderr, s) {
+					t.Errorf("stderr has %q:\n%s", s, r.stderr)
+				}
+			}
 			golden(t, tc.name, r.stdout)
 		})
 	}
@@ -135,7 +149,7 @@ func TestDemoCommands(t *testing.T) {
 // TestCallWithKey runs a write of the demo with the API key in the environment
 // and the permission question answered yes on stdin.
 func TestCallWithKey(t *testing.T) {
-	t.Setenv("MCS_TOKEN_API_KEY", demo.APIKey)
+	t.Setenv("MCS_TOKEN_PETS", demo.APIKey)
 	r := mcsRun(t, "y\n", "call", "pets__addPet", "name=Luna", "species=cat")
 	if r.code != 0 {
 		t.Fatalf("exit code %d, stderr:\n%s", r.code, r.stderr)
@@ -448,6 +462,32 @@ func TestBrokenStackFiles(t *testing.T) {
 				t.Errorf("the error shows the token:\n%s", r.stderr)
 			}
 			golden(t, name+"-stderr", r.stderr)
+		})
+	}
+}
+
+// TestBudgetWarnings measures a stack of 130 tools: over OpenAI's limit of 128
+// it warns and says what to do; behind tool_search the listing is one tool.
+func TestBudgetWarnings(t *testing.T) {
+	var paths []string
+	for i := range 130 {
+		paths = append(paths, fmt.Sprintf(`"/items%d": {"get": {"operationId": "getItem%d", "summary": "Get item set %d", "responses": {"200": {"description": "ok"}}}}`, i, i, i))
+	}
+	spec := `{"openapi": "3.0.3", "info": {"title": "Many", "version": "1"}, "servers": [{"url": "http://127.0.0.1:1"}], "paths": {` + strings.Join(paths, ",") + `}}`
+	for _, tc := range []struct{ name, strategy string }{
+		{"tools-budget-many", ""},
+		{"tools-budget-search", "[orchestrator]\nstrategy = [\"namespacing\", \"tool_search\"]\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := writeStack(t, "[[driver]]\nlabel = \"many\"\ntype = \"rest\"\nspec = \"many.json\"\n"+tc.strategy)
+			if err := os.WriteFile(filepath.Join(dir, "many.json"), []byte(spec), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			r := mcsRun(t, "", "tools", "--budget")
+			if r.code != 0 {
+				t.Fatalf("exit code %d, stderr:\n%s", r.code, r.stderr)
+			}
+			golden(t, tc.name, r.stdout)
 		})
 	}
 }
