@@ -30,6 +30,10 @@ const ctxEvery = 4096
 const maxResultBytes = 1 << 20
 
 // cellBytes is the size of rec counted against maxResultBytes: its text and a
+// readOnly are the behaviour hints of every tool (mcs.Tool.Annotations): the driver
+// only reads files under its root, a closed domain.
+var readOnly = &mcs.ToolAnnotations{ReadOnly: true, Idempotent: true}
+
 // separator per cell.
 func cellBytes(rec []string) int {
 	n := len(rec)
@@ -60,6 +64,7 @@ func toolDefs(maxRows int) []*toolDef {
 		{
 			tool: mcs.Tool{
 				Name:        "list_csv_files",
+				Annotations: readOnly,
 				Title:       "List CSV files",
 				Description: fmt.Sprintf("List the CSV files (.csv and .tsv) under the root, recursively, as paths relative to the root, sorted, with their size in bytes. At most %d files.", maxFiles),
 			},
@@ -68,6 +73,7 @@ func toolDefs(maxRows int) []*toolDef {
 		{
 			tool: mcs.Tool{
 				Name:        "describe_csv",
+				Annotations: readOnly,
 				Title:       "Describe a CSV file",
 				Description: "Describe a CSV file: its delimiter and encoding, its columns with the type inferred from every value (integer, number, boolean, date, string, or empty), the number of data rows and the first 3 rows.",
 				Parameters:  []mcs.Parameter{pathParam},
@@ -77,6 +83,7 @@ func toolDefs(maxRows int) []*toolDef {
 		{
 			tool: mcs.Tool{
 				Name:        "read_csv_head",
+				Annotations: readOnly,
 				Title:       "Read the first rows",
 				Description: "Read the header and the first rows of a CSV file.",
 				Parameters:  []mcs.Parameter{pathParam, limitParam(5)},
@@ -85,8 +92,9 @@ func toolDefs(maxRows int) []*toolDef {
 		},
 		{
 			tool: mcs.Tool{
-				Name:  "filter_csv_rows",
-				Title: "Filter rows",
+				Name:        "filter_csv_rows",
+				Annotations: readOnly,
+				Title:       "Filter rows",
 				Description: `Return the rows of a CSV file whose cell in a column matches a value, and the number of all matching rows. Operators: "eq" (the default: exact match, surrounding spaces ignored), "ne" (not equal), "contains" (substring, ignoring case), ` +
 					`"gt" and "lt" (numeric comparison; cells that are not numbers never match).`,
 				Parameters: []mcs.Parameter{
@@ -102,6 +110,7 @@ func toolDefs(maxRows int) []*toolDef {
 		{
 			tool: mcs.Tool{
 				Name:        "summarize_numeric_column",
+				Annotations: readOnly,
 				Title:       "Summarize a numeric column",
 				Description: "Compute count, min, max, mean and sum of the numeric values of a column over the whole file. Empty and non-numeric cells are counted and reported, not fatal.",
 				Parameters:  []mcs.Parameter{pathParam, columnParam("Column name, as in the header.")},

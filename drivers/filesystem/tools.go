@@ -44,12 +44,27 @@ var (
 	}
 )
 
+// The behaviour hints of the tools (mcs.Tool.Annotations): the file system under
+// the root is a closed domain, so no tool is open-world.
+var (
+	readOnly = &mcs.ToolAnnotations{ReadOnly: true, Idempotent: true}
+	// write_file replaces a file; writing the same content twice changes nothing more.
+	overwrites = &mcs.ToolAnnotations{Destructive: true, Idempotent: true}
+	// make_directory only adds, and an existing directory is no error.
+	adds = &mcs.ToolAnnotations{Idempotent: true}
+	// move_file takes a file away from its path; a second move fails.
+	moves = &mcs.ToolAnnotations{Destructive: true}
+	// delete_file removes; deleting twice leaves the same state.
+	deletes = &mcs.ToolAnnotations{Destructive: true, Idempotent: true}
+)
+
 // toolDefs returns every tool of the driver, in the published order.
 func toolDefs(maxRead int64) []*toolDef {
 	return []*toolDef{
 		{
 			tool: mcs.Tool{
 				Name:        "list_directory",
+				Annotations: readOnly,
 				Title:       "List a directory",
 				Description: fmt.Sprintf("List the entries of a directory, sorted by name, with their type (file, directory, symlink, other) and size in bytes. At most %d entries are returned.", maxListEntries),
 				Parameters:  []mcs.Parameter{pathParam(`Directory path relative to the root; "." (the default) is the root itself.`, false)},
@@ -58,8 +73,9 @@ func toolDefs(maxRead int64) []*toolDef {
 		},
 		{
 			tool: mcs.Tool{
-				Name:  "read_file",
-				Title: "Read a file",
+				Name:        "read_file",
+				Annotations: readOnly,
+				Title:       "Read a file",
 				Description: fmt.Sprintf("Read a file. UTF-8 text is returned as content; a binary file is reported as binary with its size unless encoding is \"base64\". "+
 					"At most %d bytes are returned per call: a longer file is cut, and the result gives next_offset, to pass as offset to read on.", maxRead),
 				Parameters: []mcs.Parameter{
@@ -72,8 +88,9 @@ func toolDefs(maxRead int64) []*toolDef {
 		},
 		{
 			tool: mcs.Tool{
-				Name:  "search_files",
-				Title: "Search files by name",
+				Name:        "search_files",
+				Annotations: readOnly,
+				Title:       "Search files by name",
 				Description: fmt.Sprintf(`Find files and directories below a directory whose path matches a glob pattern, recursively. A pattern without "/" (such as "*.txt") matches names at any depth; `+
 					`a pattern with "/" matches the path relative to the directory, "**" standing for any number of directories (such as "src/**/*.go"). At most %d results; the result says when it was cut.`, maxSearchResults),
 				Parameters: []mcs.Parameter{
@@ -86,6 +103,7 @@ func toolDefs(maxRead int64) []*toolDef {
 		{
 			tool: mcs.Tool{
 				Name:        "file_info",
+				Annotations: readOnly,
 				Title:       "File information",
 				Description: "Report the type, size, permissions and modification time of a file or directory; for a symbolic link also its target.",
 				Parameters:  []mcs.Parameter{pathParam("Path relative to the root.", true)},
@@ -96,6 +114,7 @@ func toolDefs(maxRead int64) []*toolDef {
 			writes: true,
 			tool: mcs.Tool{
 				Name:        "write_file",
+				Annotations: overwrites,
 				Title:       "Write a file",
 				Description: "Write content to a file, replacing it if it exists. Missing parent directories are created; the file is replaced atomically, so it is never left half-written. Reports the bytes written.",
 				Parameters: []mcs.Parameter{
@@ -110,6 +129,7 @@ func toolDefs(maxRead int64) []*toolDef {
 			writes: true,
 			tool: mcs.Tool{
 				Name:        "make_directory",
+				Annotations: adds,
 				Title:       "Create a directory",
 				Description: "Create a directory and any missing parent directories. An existing directory is not an error.",
 				Parameters:  []mcs.Parameter{pathParam("Directory path relative to the root.", true)},
@@ -119,8 +139,9 @@ func toolDefs(maxRead int64) []*toolDef {
 		{
 			writes: true,
 			tool: mcs.Tool{
-				Name:  "move_file",
-				Title: "Move or rename",
+				Name:        "move_file",
+				Annotations: moves,
+				Title:       "Move or rename",
 				Description: fmt.Sprintf("Move or rename a file or directory. The destination must not exist; its missing parent directories are created. "+
 					"A symbolic link, moved alone or inside a directory, must still lead inside the root from its new place (a relative link is followed from where it lies), otherwise nothing is moved; "+
 					"a directory with more than %d entries at all levels cannot be checked, so it is not moved.", maxMoveEntries),
@@ -135,6 +156,7 @@ func toolDefs(maxRead int64) []*toolDef {
 			writes: true,
 			tool: mcs.Tool{
 				Name:        "delete_file",
+				Annotations: deletes,
 				Title:       "Delete a file",
 				Description: "Delete a file, a symbolic link (not its target) or an empty directory.",
 				Parameters:  []mcs.Parameter{pathParam("Path relative to the root.", true)},
