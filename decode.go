@@ -66,7 +66,9 @@ type jsonDecoder struct {
 	final bool // Finish is running: the text is complete
 
 	// next occurrences, in prose, of the bytes that may matter there
-	marks []mark
+	marks    []mark
+	marksBuf [4]mark
+	outBuf   [1]ToolCall // the result of Finish when it holds one call
 
 	// code fences in prose
 	btRun      int  // length of the current run of backticks
@@ -142,7 +144,7 @@ func (d *jsonDecoder) Scan(text string) []ToolCall {
 // a run of backticks) and looks for calls after objects that never closed.
 func (d *jsonDecoder) Finish(text string) []ToolCall {
 	d.final = true
-	out := d.scan(text, nil)
+	out := d.scan(text, d.outBuf[:0])
 	n := len(text)
 	if d.btRun > 0 {
 		out = d.endBacktickRun(text, n, out)
@@ -169,6 +171,9 @@ func (d *jsonDecoder) Finish(text string) []ToolCall {
 	}
 	if d.inFence {
 		out = d.releaseWaiting(n, out)
+	}
+	if len(out) == 0 {
+		return nil
 	}
 	return out
 }
@@ -301,7 +306,7 @@ func (d *jsonDecoder) skipReasoning(text string, i int) (int, bool) {
 // backtick, and the first byte of every reasoning tag.
 func (d *jsonDecoder) proseMarks() []mark {
 	if d.marks == nil {
-		d.marks = []mark{{c: '{', pos: -1}, {c: '`', pos: -1}}
+		d.marks = append(d.marksBuf[:0], mark{c: '{', pos: -1}, mark{c: '`', pos: -1})
 		for _, t := range d.codec.ReasoningTags {
 			if t.Open == "" || t.Close == "" {
 				continue
@@ -645,6 +650,9 @@ func (d *jsonDecoder) closeObject(text string, end int, out []ToolCall) []ToolCa
 // when it is not JSON even after repair. A decoded object without a tool name gives
 // a ToolCall with an empty Name.
 func (s *JSONPromptStrategy) decodeObject(src string) (ToolCall, bool) {
+	if call, ok := s.decodeCallFast(src); ok {
+		return call, true
+	}
 	var m map[string]any
 	if err := json.Unmarshal([]byte(src), &m); err != nil {
 		healed := src
@@ -681,7 +689,6 @@ func (s *JSONPromptStrategy) callFromObject(m map[string]any) ToolCall {
 	if call.Name == "" {
 		return call
 	}
-	call.Arguments = map[string]any{}
 	for _, alias := range s.ArgumentsFieldAliases {
 		v, present := m[alias]
 		if !present {
@@ -703,6 +710,9 @@ func (s *JSONPromptStrategy) callFromObject(m map[string]any) ToolCall {
 			call.Err = &ArgumentsError{Tool: call.Name, Field: alias, Got: jsonTypeName(v)}
 		}
 		break
+	}
+	if call.Arguments == nil {
+		call.Arguments = map[string]any{}
 	}
 	return call
 }

@@ -144,6 +144,8 @@ type JSONPromptStrategy struct {
 	// tag and its closing tag is never reported (a block that never closes runs to
 	// the end of the text). The tags are matched exactly, in prose.
 	ReasoningTags []ReasoningTag
+
+	roleAny any // ResultRole as an interface value, boxed once
 }
 
 var _ PromptStrategy = (*JSONPromptStrategy)(nil)
@@ -299,6 +301,7 @@ func (s *JSONPromptStrategy) overlay(name string, data []byte) error {
 		}
 		s.Healing = append(s.Healing, HealingRule{Name: ruleName, Pattern: re, Replacement: h.Replacement})
 	}
+	s.roleAny = s.ResultRole
 	for i, r := range f.Reasoning {
 		if r.Open == "" || r.Close == "" {
 			return &PromptError{File: name, Line: lineOf(data, "[[reasoning]]", i), Err: errors.New("a reasoning block needs both open and close, such as open = \"<think>\" and close = \"</think>\"")}
@@ -439,7 +442,11 @@ func (s *JSONPromptStrategy) ResultMessage(toolName, text string, failed bool) m
 	if failed {
 		text = s.ErrorPrefix + text
 	}
-	return map[string]any{"role": s.ResultRole, "content": text}
+	role := s.roleAny // boxed once, when the codec was built
+	if r, ok := role.(string); !ok || r != s.ResultRole {
+		role = s.ResultRole
+	}
+	return map[string]any{"role": role, "content": text}
 }
 
 // NewDecoder returns an incremental decoder of JSON calls.
