@@ -322,59 +322,101 @@ func (d *jsonDecoder) proseMarks() []mark {
 
 // scanProse reads prose from i: it jumps to the next byte that may matter, handles
 // backtick runs, fences, reasoning tags, and opens an object at a brace. It returns
-// where scanning goes on, and wait when a decision needs more text.
+// where scanning goes on (after an object's brace, inside a reasoning block, or the
+// end of text), and wait when a decision needs more text.
 func (d *jsonDecoder) scanProse(text string, i int, out []ToolCall) (int, bool, []ToolCall) {
 	n := len(text)
-	if d.btRun == 0 && (!d.inFence || (d.fenceLine && d.fenceBody)) {
-		// Nothing in the bytes before the next mark changes any state: jump.
-		next := n
-		for k := range d.proseMarks() {
-			if j := d.marks[k].next(text, i); j >= 0 && j < next {
-				next = j
+	marks := d.proseMarks()
+	for i < n {
+		c := text[i]
+		if d.btRun == 0 && c != '{' && c != '`' && (!d.inFence || (d.fenceLine && d.fenceBody)) && !isTagStart(marks, c) {
+			// Nothing in the bytes before the next mark changes any state. Look at a
+			// few bytes one by one (text dense with marks stays cheap), then jump with
+			// a vectorised search.
+			j, lim := i+1, min(n, i+16)
+			for j < lim && !isMark(marks, text[j]) {
+				j++
+			}
+			if j == lim && j < n {
+				next := n
+				for k := range marks {
+					if m := marks[k].next(text, j); m >= 0 && m < next {
+						next = m
+					}
+				}
+				j = next
+			}
+			if j >= n {
+				return n, false, out
+			}
+			i, c = j, text[j]
+		}
+		if c == '`' {
+			if d.btRun == 0 {
+				d.btStart = i
+			}
+			d.btRun++
+			i++
+			if d.btRun == 3 && d.inFence {
+				// Three backticks close the open fence at once: the call in it runs in
+				// the round that brings them, even when no byte follows.
+				out = d.endBacktickRun(text, i, out)
+			}
+			continue
+		}
+		if d.btRun > 0 {
+			out = d.endBacktickRun(text, i, out)
+		}
+		if c == '{' {
+			if d.inFence {
+				d.fenceBody = true
+			}
+			d.open(i)
+			// Read the object here: most braces in hostile text are refuted by the
+			// next byte, and prose goes on right after.
+			j, wait, o := d.scanObject(text, i+1, out)
+			out = o
+			if wait || d.depth > 0 || d.think != "" {
+				return j, wait, out
+			}
+			i = j
+			continue
+		}
+		if isTagStart(marks, c) {
+			if tag, wait := d.reasoningTag(text, i); wait {
+				return i, true, out
+			} else if tag != "" {
+				d.think = tag
+				return i + 1, false, out
 			}
 		}
-		if next == n {
-			return n, false, out
-		}
-		i = next
-	}
-	c := text[i]
-	if c == '`' {
-		if d.btRun == 0 {
-			d.btStart = i
-		}
-		d.btRun++
-		if d.btRun == 3 && d.inFence {
-			// Three backticks close the open fence at once: the call in it runs in
-			// the round that brings them, even when no byte follows.
-			return i + 1, false, d.endBacktickRun(text, i+1, out)
-		}
-		return i + 1, false, out
-	}
-	if d.btRun > 0 {
-		out = d.endBacktickRun(text, i, out)
-	}
-	if c == '{' {
 		if d.inFence {
-			d.fenceBody = true
+			if !d.fenceLine {
+				d.fenceLine = c == '\n' // the language tag runs to the end of the line
+			} else if !isSpace(c) {
+				d.fenceBody = true
+			}
 		}
-		d.open(i)
-		return i + 1, false, out
+		i++
 	}
-	if tag, wait := d.reasoningTag(text, i); wait {
-		return i, true, out
-	} else if tag != "" {
-		d.think = tag
-		return i + 1, false, out
-	}
-	if d.inFence {
-		if !d.fenceLine {
-			d.fenceLine = c == '\n' // the language tag runs to the end of the line
-		} else if !isSpace(c) {
-			d.fenceBody = true
+	return n, false, out
+}
+
+// isMark reports whether c is a brace, a backtick or the first byte of a reasoning
+// tag.
+func isMark(marks []mark, c byte) bool {
+	return c == '{' || c == '`' || isTagStart(marks, c)
+}
+
+// isTagStart reports whether c is the first byte of a reasoning tag: one of the
+// marks after the brace and the backtick.
+func isTagStart(marks []mark, c byte) bool {
+	for k := 2; k < len(marks); k++ {
+		if marks[k].c == c {
+			return true
 		}
 	}
-	return i + 1, false, out
+	return false
 }
 
 // reasoningTag returns the closing tag of the reasoning block whose opening tag
