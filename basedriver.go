@@ -181,6 +181,15 @@ func (b *BaseDriver) Middleware() []ToolMiddleware {
 // above). SupportedLLMs is ["*"] when the tool driver names none. The installed
 // middleware never appears in it.
 func (b *BaseDriver) Meta() Meta {
+	out := b.sharedMeta()
+	out.Bindings = append([]Binding(nil), b.meta.Bindings...)
+	out.SupportedLLMs = append([]string(nil), b.meta.SupportedLLMs...)
+	out.Capabilities = append([]Capability(nil), b.meta.Capabilities...)
+	return out
+}
+
+// sharedMeta returns the meta computed once; its slices are shared, not copied.
+func (b *BaseDriver) sharedMeta() Meta {
 	b.metaOnce.Do(func() {
 		m := DeriveCapabilities(b.td.Meta(), b)
 		if len(m.SupportedLLMs) == 0 {
@@ -188,11 +197,7 @@ func (b *BaseDriver) Meta() Meta {
 		}
 		b.meta = m
 	})
-	out := b.meta
-	out.Bindings = append([]Binding(nil), b.meta.Bindings...)
-	out.SupportedLLMs = append([]string(nil), b.meta.SupportedLLMs...)
-	out.Capabilities = append([]Capability(nil), b.meta.Capabilities...)
-	return out
+	return b.meta
 }
 
 // AddMiddleware appends mw innermost: after the middleware installed so far, closest
@@ -230,13 +235,31 @@ func (b *BaseDriver) ExecuteTool(ctx context.Context, name string, args map[stri
 			result, err = nil, &PanicError{Tool: name, Value: v, Stack: debug.Stack()}
 		}
 	}()
+	info, _ := CallInfoFromContext(ctx)
+	return b.execute(ctx, info, name, args)
+}
+
+// execute runs the chain with info completed by this driver's meta and the tool's
+// definition; a panic is the caller's to recover.
+func (b *BaseDriver) execute(ctx context.Context, info CallInfo, name string, args map[string]any) (any, error) {
 	if args == nil {
 		args = map[string]any{}
 	}
-	info, _ := CallInfoFromContext(ctx)
-	info.Driver = b.Meta()
+	info.Driver = b.sharedMeta()
 	info.Tool = lookupTool(ctx, b.td, name)
 	return b.chain.Load().call(ContextWithCallInfo(ctx, info), name, args)
+}
+
+// safeExecute is ExecuteTool for a call of a reply, with its provider call id.
+func (b *BaseDriver) safeExecute(ctx context.Context, callID, name string, args map[string]any) (result any, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			result, err = nil, &PanicError{Tool: name, Value: v, Stack: debug.Stack()}
+		}
+	}()
+	info, _ := CallInfoFromContext(ctx)
+	info.CallID = callID
+	return b.execute(ctx, info, name, args)
 }
 
 // FunctionDescription returns the tools rendered by the prompt codec, or the text set
@@ -410,6 +433,7 @@ func (b *BaseDriver) owned(ctx context.Context, calls []ToolCall) (out []ToolCal
 			out, err = nil, b.unavailable(&PanicError{Op: "ListTools", Value: v, Stack: debug.Stack()})
 		}
 	}()
+	out = calls[:0] // the calls are the caller's to reuse
 	if tl, ok := b.td.(ToolLookup); ok {
 		for _, c := range calls {
 			has, lerr := tl.HasTool(ctx, c.Name)
@@ -485,8 +509,19 @@ func (b *BaseDriver) maxCalls() int {
 // many owned calls of the same reply ran in earlier rounds (streaming), for the
 // per-reply limit.
 func (b *BaseDriver) run(ctx context.Context, s ExtractionStrategy, reply Reply, calls []ToolCall, before int) Response {
-	resp := Response{Calls: make([]CallRecord, 0, len(calls))}
-	outcomes := make([]CallOutcome, 0, len(calls))
+	var resp Response
+	var outcomes []CallOutcome
+	if len(calls) == 1 {
+		// one call, the common case: record and outcome in one allocation
+		one := new(struct {
+			rec [1]CallRecord
+			out [1]CallOutcome
+		})
+		resp.Calls, outcomes = one.rec[:0], one.out[:0]
+	} else {
+		resp.Calls = make([]CallRecord, 0, len(calls))
+		outcomes = make([]CallOutcome, 0, len(calls))
+	}
 	limit := b.maxCalls()
 	for i, c := range calls {
 		rec := CallRecord{ID: c.ID, Name: c.Name, Arguments: c.Arguments}
@@ -498,11 +533,9 @@ func (b *BaseDriver) run(ctx context.Context, s ExtractionStrategy, reply Reply,
 		case ctx.Err() != nil:
 			rec.Err = fmt.Errorf("call to %q not started: %w", c.Name, context.Cause(ctx))
 		default:
-			info, _ := CallInfoFromContext(ctx)
-			info.CallID = c.ID
 			// The chain gets its own copy: a tool that changes nested arguments
 			// changes neither the record nor the history.
-			rec.Result, rec.Err = b.ExecuteTool(ContextWithCallInfo(ctx, info), c.Name, clone.Args(c.Arguments))
+			rec.Result, rec.Err = b.safeExecute(ctx, c.ID, c.Name, clone.Args(c.Arguments))
 		}
 		if rec.Err != nil {
 			rec.Result = nil

@@ -3,6 +3,7 @@ package mcs_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/mcs-go/mcs"
@@ -82,5 +83,32 @@ func BenchmarkProcessChatCompletions(b *testing.B) {
 		if r := d.ProcessLLMResponse(ctx, msg); !r.CallExecuted {
 			b.Fatal("call not executed")
 		}
+	}
+}
+
+// proseReply returns n bytes of prose without call-shaped bytes (no brace, backtick
+// or reasoning tag), followed by one call.
+func proseReply(n int) string {
+	const unit = "The quick brown fox jumps over the lazy dog; it's 42 degrees (sunny) in Paris, \"nice\" weather. "
+	call := ` {"tool": "get_weather", "arguments": {"city": "Paris"}}`
+	return strings.Repeat(unit, n/len(unit)+1)[:n-len(call)] + call
+}
+
+// BenchmarkScanProse finds the one call at the end of 16, 64 and 256 KiB of prose,
+// whole reply: the prose is skipped at memory speed.
+func BenchmarkScanProse(b *testing.B) {
+	ctx := context.Background()
+	d := mcs.NewBaseDriver(trivialDriver{})
+	for _, n := range []int{16 << 10, 64 << 10, 256 << 10} {
+		reply := proseReply(n)
+		b.Run(fmt.Sprintf("N=%dKiB", n>>10), func(b *testing.B) {
+			b.SetBytes(int64(n)) // reported as MB/s
+			b.ReportAllocs()
+			for b.Loop() {
+				if r := d.ProcessLLMResponse(ctx, reply); !r.CallExecuted {
+					b.Fatal("call not executed")
+				}
+			}
+		})
 	}
 }

@@ -30,20 +30,41 @@ type CallInfo struct {
 
 type callInfoKey struct{}
 
+// callInfoCtx carries a CallInfo in one allocation: the context and the value
+// together. Value hands out a pointer to info, which nothing modifies.
+type callInfoCtx struct {
+	context.Context
+	info CallInfo
+}
+
+func (c *callInfoCtx) Value(key any) any {
+	if _, ok := key.(callInfoKey); ok {
+		return &c.info
+	}
+	return c.Context.Value(key)
+}
+
 // ContextWithCallInfo returns a copy of ctx that carries info. BaseDriver calls it
 // before running its chain, keeping Label and CallID of a CallInfo already in ctx and
 // setting Driver and Tool to its own; an orchestrator calls it with the Label of the
 // driver it routes to. Clients rarely need it, except to pass a call id to a direct
 // ExecuteTool.
 func ContextWithCallInfo(ctx context.Context, info CallInfo) context.Context {
-	return context.WithValue(ctx, callInfoKey{}, info)
+	return &callInfoCtx{Context: ctx, info: info}
 }
 
 // CallInfoFromContext returns the CallInfo of the call ctx belongs to, and whether
-// there is one. Inside a driver's middleware chain there always is.
+// there is one. Inside a driver's middleware chain there always is. The slices of
+// info.Driver are shared with the driver: read them, do not modify them.
 func CallInfoFromContext(ctx context.Context) (CallInfo, bool) {
-	info, ok := ctx.Value(callInfoKey{}).(CallInfo)
-	return info, ok
+	if c, ok := ctx.(*callInfoCtx); ok {
+		return c.info, true // the common case: no interface lookup
+	}
+	info, ok := ctx.Value(callInfoKey{}).(*CallInfo)
+	if !ok {
+		return CallInfo{}, false
+	}
+	return *info, true
 }
 
 // ToolDefiner is an optional interface of a [ToolDriver] that returns one tool's

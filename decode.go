@@ -66,7 +66,9 @@ type jsonDecoder struct {
 	final bool // Finish is running: the text is complete
 
 	// next occurrences, in prose, of the bytes that may matter there
-	marks []mark
+	marks    []mark
+	marksBuf [4]mark
+	outBuf   [1]ToolCall // the result of Finish when it holds one call
 
 	// code fences in prose
 	btRun      int  // length of the current run of backticks
@@ -142,7 +144,7 @@ func (d *jsonDecoder) Scan(text string) []ToolCall {
 // a run of backticks) and looks for calls after objects that never closed.
 func (d *jsonDecoder) Finish(text string) []ToolCall {
 	d.final = true
-	out := d.scan(text, nil)
+	out := d.scan(text, d.outBuf[:0])
 	n := len(text)
 	if d.btRun > 0 {
 		out = d.endBacktickRun(text, n, out)
@@ -169,6 +171,9 @@ func (d *jsonDecoder) Finish(text string) []ToolCall {
 	}
 	if d.inFence {
 		out = d.releaseWaiting(n, out)
+	}
+	if len(out) == 0 {
+		return nil
 	}
 	return out
 }
@@ -301,7 +306,7 @@ func (d *jsonDecoder) skipReasoning(text string, i int) (int, bool) {
 // backtick, and the first byte of every reasoning tag.
 func (d *jsonDecoder) proseMarks() []mark {
 	if d.marks == nil {
-		d.marks = []mark{{c: '{', pos: -1}, {c: '`', pos: -1}}
+		d.marks = append(d.marksBuf[:0], mark{c: '{', pos: -1}, mark{c: '`', pos: -1})
 		for _, t := range d.codec.ReasoningTags {
 			if t.Open == "" || t.Close == "" {
 				continue
@@ -317,59 +322,101 @@ func (d *jsonDecoder) proseMarks() []mark {
 
 // scanProse reads prose from i: it jumps to the next byte that may matter, handles
 // backtick runs, fences, reasoning tags, and opens an object at a brace. It returns
-// where scanning goes on, and wait when a decision needs more text.
+// where scanning goes on (after an object's brace, inside a reasoning block, or the
+// end of text), and wait when a decision needs more text.
 func (d *jsonDecoder) scanProse(text string, i int, out []ToolCall) (int, bool, []ToolCall) {
 	n := len(text)
-	if d.btRun == 0 && (!d.inFence || (d.fenceLine && d.fenceBody)) {
-		// Nothing in the bytes before the next mark changes any state: jump.
-		next := n
-		for k := range d.proseMarks() {
-			if j := d.marks[k].next(text, i); j >= 0 && j < next {
-				next = j
+	marks := d.proseMarks()
+	for i < n {
+		c := text[i]
+		if d.btRun == 0 && c != '{' && c != '`' && (!d.inFence || (d.fenceLine && d.fenceBody)) && !isTagStart(marks, c) {
+			// Nothing in the bytes before the next mark changes any state. Look at a
+			// few bytes one by one (text dense with marks stays cheap), then jump with
+			// a vectorised search.
+			j, lim := i+1, min(n, i+16)
+			for j < lim && !isMark(marks, text[j]) {
+				j++
+			}
+			if j == lim && j < n {
+				next := n
+				for k := range marks {
+					if m := marks[k].next(text, j); m >= 0 && m < next {
+						next = m
+					}
+				}
+				j = next
+			}
+			if j >= n {
+				return n, false, out
+			}
+			i, c = j, text[j]
+		}
+		if c == '`' {
+			if d.btRun == 0 {
+				d.btStart = i
+			}
+			d.btRun++
+			i++
+			if d.btRun == 3 && d.inFence {
+				// Three backticks close the open fence at once: the call in it runs in
+				// the round that brings them, even when no byte follows.
+				out = d.endBacktickRun(text, i, out)
+			}
+			continue
+		}
+		if d.btRun > 0 {
+			out = d.endBacktickRun(text, i, out)
+		}
+		if c == '{' {
+			if d.inFence {
+				d.fenceBody = true
+			}
+			d.open(i)
+			// Read the object here: most braces in hostile text are refuted by the
+			// next byte, and prose goes on right after.
+			j, wait, o := d.scanObject(text, i+1, out)
+			out = o
+			if wait || d.depth > 0 || d.think != "" {
+				return j, wait, out
+			}
+			i = j
+			continue
+		}
+		if isTagStart(marks, c) {
+			if tag, wait := d.reasoningTag(text, i); wait {
+				return i, true, out
+			} else if tag != "" {
+				d.think = tag
+				return i + 1, false, out
 			}
 		}
-		if next == n {
-			return n, false, out
-		}
-		i = next
-	}
-	c := text[i]
-	if c == '`' {
-		if d.btRun == 0 {
-			d.btStart = i
-		}
-		d.btRun++
-		if d.btRun == 3 && d.inFence {
-			// Three backticks close the open fence at once: the call in it runs in
-			// the round that brings them, even when no byte follows.
-			return i + 1, false, d.endBacktickRun(text, i+1, out)
-		}
-		return i + 1, false, out
-	}
-	if d.btRun > 0 {
-		out = d.endBacktickRun(text, i, out)
-	}
-	if c == '{' {
 		if d.inFence {
-			d.fenceBody = true
+			if !d.fenceLine {
+				d.fenceLine = c == '\n' // the language tag runs to the end of the line
+			} else if !isSpace(c) {
+				d.fenceBody = true
+			}
 		}
-		d.open(i)
-		return i + 1, false, out
+		i++
 	}
-	if tag, wait := d.reasoningTag(text, i); wait {
-		return i, true, out
-	} else if tag != "" {
-		d.think = tag
-		return i + 1, false, out
-	}
-	if d.inFence {
-		if !d.fenceLine {
-			d.fenceLine = c == '\n' // the language tag runs to the end of the line
-		} else if !isSpace(c) {
-			d.fenceBody = true
+	return n, false, out
+}
+
+// isMark reports whether c is a brace, a backtick or the first byte of a reasoning
+// tag.
+func isMark(marks []mark, c byte) bool {
+	return c == '{' || c == '`' || isTagStart(marks, c)
+}
+
+// isTagStart reports whether c is the first byte of a reasoning tag: one of the
+// marks after the brace and the backtick.
+func isTagStart(marks []mark, c byte) bool {
+	for k := 2; k < len(marks); k++ {
+		if marks[k].c == c {
+			return true
 		}
 	}
-	return i + 1, false, out
+	return false
 }
 
 // reasoningTag returns the closing tag of the reasoning block whose opening tag
@@ -645,6 +692,9 @@ func (d *jsonDecoder) closeObject(text string, end int, out []ToolCall) []ToolCa
 // when it is not JSON even after repair. A decoded object without a tool name gives
 // a ToolCall with an empty Name.
 func (s *JSONPromptStrategy) decodeObject(src string) (ToolCall, bool) {
+	if call, ok := s.decodeCallFast(src); ok {
+		return call, true
+	}
 	var m map[string]any
 	if err := json.Unmarshal([]byte(src), &m); err != nil {
 		healed := src
@@ -681,7 +731,6 @@ func (s *JSONPromptStrategy) callFromObject(m map[string]any) ToolCall {
 	if call.Name == "" {
 		return call
 	}
-	call.Arguments = map[string]any{}
 	for _, alias := range s.ArgumentsFieldAliases {
 		v, present := m[alias]
 		if !present {
@@ -703,6 +752,9 @@ func (s *JSONPromptStrategy) callFromObject(m map[string]any) ToolCall {
 			call.Err = &ArgumentsError{Tool: call.Name, Field: alias, Got: jsonTypeName(v)}
 		}
 		break
+	}
+	if call.Arguments == nil {
+		call.Arguments = map[string]any{}
 	}
 	return call
 }

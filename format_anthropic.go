@@ -56,7 +56,7 @@ func (anthropicFormat) History(r Reply, outcomes []CallOutcome) []map[string]any
 	results := make([]any, 0, len(outcomes))
 	for _, o := range outcomes {
 		content = append(content, map[string]any{"type": "tool_use", "id": o.Call.ID, "name": o.Call.Name, "input": nonNil(o.Call.Arguments)})
-		res := map[string]any{"type": "tool_result", "tool_use_id": o.Call.ID, "content": outcomeText(o)}
+		res := map[string]any{"type": "tool_result", "tool_use_id": o.Call.ID, "content": outcomeValue(o)}
 		if o.Err != nil {
 			res["is_error"] = true
 		}

@@ -43,17 +43,39 @@ func (chatFormat) Extract(r Reply) []ToolCall {
 // "tool" message per result. When the model sent arguments as JSON objects (Ollama's
 // /api/chat) they stay objects, as Ollama expects them back, and each tool message
 // also names its tool ("tool_name"); otherwise they are JSON text, as OpenAI sends
-// them.
+// them. A tool call the model wrote in the plain OpenAI shape (id, type and a
+// function with name and arguments, nothing else) whose arguments decoded is sent
+// back as the model wrote it, the same map; any other is rebuilt.
 func (chatFormat) History(r Reply, outcomes []CallOutcome) []map[string]any {
 	objects := objectArguments(r.Message)
+	orig, _ := r.Message["tool_calls"].([]any)
+	next := 0 // outcomes are an ordered subsequence of the calls the model wrote
 	tcs := make([]any, 0, len(outcomes))
+	var idsBuf [4]any
+	ids := idsBuf[:0] // the boxed ids, reused by the tool messages
 	for _, o := range outcomes {
+		var src map[string]any
+		for ; next < len(orig); next++ {
+			tc, _ := orig[next].(map[string]any)
+			fn, _ := tc["function"].(map[string]any)
+			if fn != nil && fn["name"] == o.Call.Name && str(tc["id"]) == o.Call.ID {
+				src = tc
+				next++
+				break
+			}
+		}
+		if src != nil && !objects && o.Call.Err == nil && plainChatCall(src) {
+			tcs = append(tcs, src)
+			ids = append(ids, src["id"])
+			continue
+		}
 		var args any = argumentsJSON(o.Call.Arguments)
 		if objects {
 			args = nonNil(o.Call.Arguments)
 		}
+		ids = append(ids, o.Call.ID)
 		tcs = append(tcs, map[string]any{
-			"id":   o.Call.ID,
+			"id":   ids[len(ids)-1],
 			"type": "function",
 			"function": map[string]any{
 				"name":      o.Call.Name,
@@ -67,14 +89,33 @@ func (chatFormat) History(r Reply, outcomes []CallOutcome) []map[string]any {
 	}
 	msgs := make([]map[string]any, 0, len(outcomes)+1)
 	msgs = append(msgs, map[string]any{"role": "assistant", "content": content, "tool_calls": tcs})
-	for _, o := range outcomes {
-		m := map[string]any{"role": "tool", "tool_call_id": o.Call.ID, "content": outcomeText(o)}
+	for k, o := range outcomes {
+		m := map[string]any{"role": "tool", "tool_call_id": ids[k], "content": outcomeValue(o)}
 		if objects {
 			m["tool_name"] = o.Call.Name
 		}
 		msgs = append(msgs, m)
 	}
 	return msgs
+}
+
+// plainChatCall reports whether tc is a tool call in exactly the OpenAI shape:
+// {"id": string, "type": "function", "function": {"name": string, "arguments":
+// string}}.
+func plainChatCall(tc map[string]any) bool {
+	if len(tc) != 3 || tc["type"] != "function" {
+		return false
+	}
+	if _, ok := tc["id"].(string); !ok {
+		return false
+	}
+	fn, _ := tc["function"].(map[string]any)
+	if len(fn) != 2 {
+		return false
+	}
+	_, isName := fn["name"].(string)
+	_, isArgs := fn["arguments"].(string)
+	return isName && isArgs
 }
 
 // objectArguments reports whether the tool calls of msg carry their arguments as

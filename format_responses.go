@@ -75,7 +75,7 @@ func (responsesFormat) History(r Reply, outcomes []CallOutcome) []map[string]any
 		if id := itemIDs[o.Call.ID]; id != "" {
 			call["id"] = id
 		}
-		msgs = append(msgs, call, map[string]any{"type": "function_call_output", "call_id": o.Call.ID, "output": outcomeText(o)})
+		msgs = append(msgs, call, map[string]any{"type": "function_call_output", "call_id": o.Call.ID, "output": outcomeValue(o)})
 	}
 	return msgs
 }

@@ -53,6 +53,17 @@ func ResultText(v any) string {
 	return string(b)
 }
 
+// outcomeValue is outcomeText as an interface value; a string result is passed on
+// as the value it already is, without boxing it again.
+func outcomeValue(o CallOutcome) any {
+	if o.Err == nil {
+		if _, ok := o.Result.(string); ok {
+			return o.Result
+		}
+	}
+	return outcomeText(o)
+}
+
 func outcomeText(o CallOutcome) string {
 	if o.Err != nil {
 		return o.Err.Error()
@@ -83,6 +94,9 @@ func decodeArguments(tool, field string, v any) (map[string]any, error) {
 	case string:
 		if strings.TrimSpace(a) == "" {
 			return map[string]any{}, nil
+		}
+		if m, ok := decodeObjectText(a); ok {
+			return m, nil
 		}
 		var m map[string]any
 		if err := json.Unmarshal([]byte(a), &m); err != nil {

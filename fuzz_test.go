@@ -148,3 +148,30 @@ func FuzzStreamChunks(f *testing.F) {
 		buf.Message()
 	})
 }
+
+// FuzzFastJSON: the fast path of decoding a text call gives exactly what
+// encoding/json and the codec's rules give, or leaves the object to them.
+func FuzzFastJSON(f *testing.F) {
+	for _, s := range []string{
+		`{"tool":"echo","arguments":{"text":"x","n":1.5e3,"l":[1,true,null,{"a":"b"}]}}`,
+		`{"tool":"a","tool":"b"}`, `{"name":"x","tool":7}`, `{"tool":"x","args":"{\"a\":1}"}`,
+		`{"tool":"x","arguments":[1]}`, `{"tool":"é","arguments":{"k\u00e9":"\ud83d\ude00"}}`,
+		`{"tool":"x","arguments":{"a":-0.0,"b":1e400}}`, "{\"tool\":\"x\xff\"}", `{"tool":"x","arguments":null}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		fast, ok := mcs.DecodeCallFastForTest(src)
+		if !ok {
+			return
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(src), &m); err != nil {
+			t.Fatalf("fast path accepted %q, encoding/json refuses it: %v", src, err)
+		}
+		slow := mcs.CallFromObjectForTest(m)
+		if diff := cmp.Diff(slow, fast, cmp.Comparer(func(a, b error) bool { return (a == nil) == (b == nil) && (a == nil || a.Error() == b.Error()) })); diff != "" {
+			t.Fatalf("%q: fast and slow differ (-slow +fast):\n%s", src, diff)
+		}
+	})
+}

@@ -47,7 +47,11 @@ type PromptStrategy interface {
 // and is not safe for concurrent use.
 type TextDecoder interface {
 	// Scan continues over text and returns the calls that completed since the last
-	// call, in order, each with the byte offsets of its region (Start, End).
+	// call, in order, each with the byte offsets of its region (Start, End). A call
+	// that names a tool but cannot run as written (not valid even after repair, two
+	// tool names, arguments that are not an object) is returned in its place with
+	// Err set, so that it fails in order with the others, whole and streamed alike.
+	// Calls inside reasoning blocks are never returned.
 	Scan(text string) []ToolCall
 	// Finish scans the rest of text, which is now final, and returns the calls that
 	// completed. A call inside a code fence that never closed completes here. Scan
@@ -59,10 +63,12 @@ type TextDecoder interface {
 	// forming. A stream holds display on "" and on owned names, so a decoder that
 	// reports a name too early can let an owned call's text reach the user.
 	Pending() (start int, name string, ok bool)
-	// Malformed returns the objects, so far, that named a tool but could not be
-	// decoded even after repair, named two tools, or never closed (the latter only
-	// after Finish), in the order found. Each has Err set. Streaming releases the
-	// owned ones as failed calls at the end; non-streaming processing ignores them.
+	// Malformed returns the calls, so far, that Scan and Finish did not return but
+	// that named a tool: with the built-in codec the object that never closed (found
+	// by Finish); a decoder may also report here calls that closed but cannot be
+	// decoded. Each has Err set. Streaming holds display on the owned ones and
+	// releases them as failed calls at the end; ProcessLLMResponse fails them too,
+	// in the order of their offsets.
 	Malformed() []ToolCall
 }
 
@@ -150,6 +156,8 @@ type JSONPromptStrategy struct {
 	// tag and its closing tag is never reported (a block that never closes runs to
 	// the end of the text). The tags are matched exactly, in prose.
 	ReasoningTags []ReasoningTag
+
+	roleAny any // ResultRole as an interface value, boxed once
 }
 
 var _ PromptStrategy = (*JSONPromptStrategy)(nil)
@@ -307,6 +315,7 @@ func (s *JSONPromptStrategy) overlay(name string, data []byte) error {
 		}
 		s.Healing = append(s.Healing, HealingRule{Name: ruleName, Pattern: re, Replacement: h.Replacement})
 	}
+	s.roleAny = s.ResultRole
 	for i, r := range f.Reasoning {
 		if r.Open == "" || r.Close == "" {
 			return &PromptError{File: name, Line: lineOf(data, "[[reasoning]]", i), Err: errors.New("a reasoning block needs both open and close, such as open = \"<think>\" and close = \"</think>\"")}
@@ -462,8 +471,12 @@ func (s *JSONPromptStrategy) CallResultMessage(call ToolCall, text string, faile
 	if failed {
 		text = s.ErrorPrefix + text
 	}
+	role := s.roleAny // boxed once, when the codec was built
+	if r, ok := role.(string); !ok || r != s.ResultRole {
+		role = s.ResultRole
+	}
 	if s.ResultTemplate == "" {
-		return map[string]any{"role": s.ResultRole, "content": text}
+		return map[string]any{"role": role, "content": text}
 	}
 	callText := call.Name
 	if len(call.Arguments) > 0 {
@@ -492,7 +505,7 @@ func (s *JSONPromptStrategy) CallResultMessage(call ToolCall, text string, faile
 		b.WriteString(text)
 	}
 	fillFrame(&b, after, call.Name, callText)
-	return map[string]any{"role": s.ResultRole, "content": b.String()}
+	return map[string]any{"role": role, "content": b.String()}
 }
 
 // fillFrame writes t to b with {tool_name} and {call} filled in.

@@ -676,7 +676,7 @@ func (d *BaseDriver) decide(ctx context.Context, buf *StreamBuffer) streamPlan {
 // at the end of the message. It reports whether native calls have started.
 func (d *BaseDriver) planNative(ctx context.Context, buf *StreamBuffer, st *streamState, v streamView, plan *streamPlan) bool {
 	buf.asmMu.Lock()
-	forming := safeForming(v.asm)
+	forming, total := safeForming(v.asm, st.forming)
 	var msg map[string]any
 	if v.finished && !st.nativeDone {
 		msg = safeMessage(v.asm)
@@ -685,11 +685,12 @@ func (d *BaseDriver) planNative(ctx context.Context, buf *StreamBuffer, st *stre
 	switch {
 	case !v.finished:
 		// Names, once known, do not change: skip those already known to be foreign.
-		for ; st.forming < len(forming); st.forming++ {
-			if name := forming[st.forming]; name == "" || d.cachedOwns(ctx, st, name) {
+		for _, name := range forming {
+			if name == "" || d.cachedOwns(ctx, st, name) {
 				plan.hold = true
 				break
 			}
+			st.forming++
 		}
 	case !st.nativeDone:
 		st.nativeDone = true
@@ -701,18 +702,25 @@ func (d *BaseDriver) planNative(ctx context.Context, buf *StreamBuffer, st *stre
 			}
 		}
 	}
-	return len(forming) > 0
+	return total > 0
 }
 
-// safeForming returns a copy of asm.Forming(); a panic is logged and gives nil.
-func safeForming(asm Assembler) (names []string) {
+// safeForming returns a copy of the names of asm.Forming() from index from on (the
+// names before it are known already: copying them every round would make a stream
+// of many calls quadratic) and how many calls have started. A panic is logged and
+// gives none.
+func safeForming(asm Assembler, from int) (names []string, total int) {
 	defer func() {
 		if v := recover(); v != nil {
 			logPanic("listing the native calls of a stream", nil, v)
-			names = nil
+			names, total = nil, 0
 		}
 	}()
-	return slices.Clone(asm.Forming())
+	all := asm.Forming()
+	if from < len(all) {
+		names = slices.Clone(all[from:])
+	}
+	return names, len(all)
 }
 
 // newDecoder returns ps.NewDecoder(); a panic is logged and gives nil.

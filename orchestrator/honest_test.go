@@ -147,3 +147,16 @@ func TestCallInfoInNestedOrchestrators(t *testing.T) {
 		t.Errorf("the leaf's tool definition: %q", d)
 	}
 }
+
+// TestOnePanicError: a driver's ListTools that panics is reported with the
+// module's one panic error, *mcs.PanicError, without its stack in the message.
+func TestOnePanicError(t *testing.T) {
+	_, err := orchestrator.Flat().ListTools(context.Background(), []orchestrator.Entry{{Label: "p", Driver: &panicList{}}})
+	pe, ok := errors.AsType[*mcs.PanicError](err)
+	if !ok || pe.Op != "ListTools" || pe.Value != "bad driver" || len(pe.Stack) == 0 {
+		t.Fatalf("error %v (%T) is not an *mcs.PanicError of ListTools", err, err)
+	}
+	if strings.Contains(err.Error(), "goroutine") || !strings.Contains(err.Error(), "ListTools panicked: bad driver") {
+		t.Errorf("message %q", err.Error())
+	}
+}

@@ -3,6 +3,7 @@ package csv
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"runtime"
@@ -130,4 +131,58 @@ func (r *repeatReader) Read(p []byte) (int, error) {
 	}
 	r.left -= n
 	return n, nil
+}
+
+// TestUnclosedQuoteInTheFirstField: a quote left open in the first field of a
+// record, followed by more than 1 MiB, gives the intended error (it used to panic
+// in encoding/csv's FieldPos), on the header and on a data row.
+func TestUnclosedQuoteInTheFirstField(t *testing.T) {
+	tests := []struct {
+		name, head string
+		open       bool // the error comes when opening (the header)
+		line       int
+	}{
+		{"header", "\"", true, 1},
+		{"first data row", "a,b\n\"", false, 2},
+		{"after a multi-line row", "a,b\n\"x\ny\",1\n\"", false, 4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			body := io.MultiReader(strings.NewReader(tt.head), &repeatReader{c: 'x', left: 2 << 20})
+			tbl, err := newTable(body, false)
+			if !tt.open {
+				if err != nil {
+					t.Fatal(err)
+				}
+				tbl.path = "q.csv"
+				err = tbl.each(context.Background(), func([]string) bool { return true })
+			}
+			want := fmt.Sprintf("line %d: a row is larger than 1 MiB", tt.line)
+			if !errors.Is(err, errRecordTooLarge) || !strings.Contains(err.Error(), want) {
+				t.Errorf("error = %v, want %q", err, want)
+			}
+		})
+	}
+}
+
+// FuzzUnbalancedQuotes reads CSV text with quotes left open or doubled at random
+// places, in front of a long tail: reading never panics, and a failure is one of the
+// reader's own errors.
+func FuzzUnbalancedQuotes(f *testing.F) {
+	for _, s := range []string{"\"", "a,\"b\n\"", "\"\"\"", "a\n\"x\"y\"\n", "x,\"\n\"\n\""} {
+		f.Add(s, uint16(0))
+		f.Add(s, uint16(40000))
+	}
+	f.Fuzz(func(t *testing.T, head string, tail uint16) {
+		body := io.MultiReader(strings.NewReader(head), &repeatReader{c: 'x', left: int(tail) * 40})
+		tbl, err := newTable(body, false)
+		if err != nil {
+			return
+		}
+		tbl.path = "f.csv"
+		err = tbl.each(context.Background(), func([]string) bool { return true })
+		if err != nil && !errors.Is(err, errRecordTooLarge) && !strings.Contains(err.Error(), "not valid CSV") {
+			t.Fatalf("unexpected error %v", err)
+		}
+	})
 }

@@ -47,6 +47,7 @@ type table struct {
 	header   []string // nil for an empty file
 	delim    rune
 	encoding string
+	nextLine int // the line after the last record read: where the next one starts, or before
 }
 
 // newTable detects the encoding and the delimiter of r, and reads the header.
@@ -104,12 +105,29 @@ func (t *table) next() ([]string, error) {
 			return nil, err
 		}
 		if errors.Is(err, errRecordTooLarge) {
-			line, _ := t.cr.FieldPos(0)
-			return nil, fmt.Errorf("line %d: %w", line, errRecordTooLarge)
+			return nil, fmt.Errorf("line %d: %w", t.failedLine(), errRecordTooLarge)
 		}
 		return nil, fmt.Errorf("the file is not valid CSV: %w", err)
 	}
+	if n := len(rec); n > 0 {
+		line, _ := t.cr.FieldPos(n - 1)
+		t.nextLine = line + strings.Count(rec[n-1], "\n") + 1
+	}
 	return rec, nil
+}
+
+// failedLine returns the line where the record that failed to read starts. The
+// reader knows it only when it got as far as a field (a quote left open in the
+// first field of a record gives it none, and asking would panic): otherwise it is
+// the line after the last record read.
+func (t *table) failedLine() (line int) {
+	defer func() {
+		if recover() != nil {
+			line = max(t.nextLine, 1)
+		}
+	}()
+	line, _ = t.cr.FieldPos(0)
+	return line
 }
 
 // each calls fn for every data row until fn returns false or the file ends; rec

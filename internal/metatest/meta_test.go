@@ -6,7 +6,9 @@ package metatest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/mcs-go/mcs"
@@ -134,6 +136,66 @@ func TestOneErrorVocabulary(t *testing.T) {
 		_, err := tt.d.ExecuteTool(ctx, tt.tool, map[string]any{"bogus": 1.0})
 		if _, ok := errors.AsType[*mcs.ArgumentsError](err); !ok {
 			t.Errorf("%s: bad arguments: %v is not an *mcs.ArgumentsError", tt.name, err)
+		}
+	}
+}
+
+// TestFileDriversAnnotateTheirTools: every tool of the file drivers carries its
+// behaviour hints, and the hints never reach the model.
+func TestFileDriversAnnotateTheirTools(t *testing.T) {
+	dir := t.TempDir()
+	fs, err := filesystem.New(filesystem.Config{Root: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fs.Close()
+	c, err := csv.New(csv.Config{Root: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	want := map[string]mcs.ToolAnnotations{
+		"list_directory": {ReadOnly: true, Idempotent: true},
+		"read_file":      {ReadOnly: true, Idempotent: true},
+		"search_files":   {ReadOnly: true, Idempotent: true},
+		"file_info":      {ReadOnly: true, Idempotent: true},
+		"write_file":     {Destructive: true, Idempotent: true},
+		"make_directory": {Idempotent: true},
+		"move_file":      {Destructive: true},
+		"delete_file":    {Destructive: true, Idempotent: true},
+
+		"list_csv_files":           {ReadOnly: true, Idempotent: true},
+		"describe_csv":             {ReadOnly: true, Idempotent: true},
+		"read_csv_head":            {ReadOnly: true, Idempotent: true},
+		"filter_csv_rows":          {ReadOnly: true, Idempotent: true},
+		"summarize_numeric_column": {ReadOnly: true, Idempotent: true},
+	}
+	ctx := context.Background()
+	for _, d := range []interface {
+		mcs.Driver
+		mcs.ToolDriver
+		mcs.SupportsNativeTools
+	}{fs, c} {
+		tools, err := d.ListTools(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tool := range tools {
+			w, ok := want[tool.Name]
+			if !ok || tool.Annotations == nil || *tool.Annotations != w {
+				t.Errorf("%s: annotations %+v, want %+v", tool.Name, tool.Annotations, w)
+			}
+		}
+		msg, err := d.SystemMessage(ctx, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		native, err := mcs.NewBaseDriver(d, mcs.WithNativeTools(func(string) bool { return true })).NativeToolContext(ctx, "m")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if all := msg + fmt.Sprint(native.Tools); strings.Contains(strings.ToLower(all), "readonly") || strings.Contains(strings.ToLower(all), "destructive\"") {
+			t.Errorf("the annotations reached the model: %s", all)
 		}
 	}
 }

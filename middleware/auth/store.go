@@ -95,9 +95,39 @@ type CorruptFileError struct {
 	Err  error  // what is wrong with it
 }
 
-// Error names the file and what is wrong with it, and says that it will be replaced.
+// Error says what is wrong with the file and that it will be replaced. It does not
+// name the file: errors of a call can reach the model, and a host path is the
+// operator's business (Path has it, for logs).
 func (e *CorruptFileError) Error() string {
-	return fmt.Sprintf("auth: token file %s is corrupt and will be replaced by the next save (%v); sign in again if a credential is missing", e.Path, e.Err)
+	return fmt.Sprintf("auth: the token file is corrupt and will be replaced by the next save (%v); sign in again if a credential is missing", e.Err)
+}
+
+// FileError reports that the token file could not be read or written. Its message
+// says what failed and why, without the file's path (errors of a call can reach the
+// model; Path has it, for the operator's logs).
+type FileError struct {
+	Op   string // "read", "write" or "replace"
+	Path string // the token file
+	Err  error
+}
+
+// Error returns "auth: <op> the token file: <why>", with no path in it.
+func (e *FileError) Error() string {
+	return fmt.Sprintf("auth: %s the token file: %s", e.Op, withoutPath(e.Err))
+}
+
+// Unwrap returns the underlying error, so errors.Is(err, fs.ErrPermission) works.
+func (e *FileError) Unwrap() error { return e.Err }
+
+// withoutPath returns the message of err without the paths os errors quote.
+func withoutPath(err error) string {
+	if pe, ok := errors.AsType[*fs.PathError](err); ok {
+		return pe.Op + ": " + pe.Err.Error()
+	}
+	if le, ok := errors.AsType[*os.LinkError](err); ok {
+		return le.Op + ": " + le.Err.Error()
+	}
+	return err.Error()
 }
 
 // Unwrap returns the underlying decoding error.
@@ -226,12 +256,12 @@ func (s *FileStore) read() (map[string]storeEntry, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("auth: read token file: %w", err)
+		return nil, &FileError{Op: "read", Path: s.path, Err: err}
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, maxStoreFile+1))
 	if err != nil {
-		return nil, fmt.Errorf("auth: read token file %s: %w", s.path, err)
+		return nil, &FileError{Op: "read", Path: s.path, Err: err}
 	}
 	if len(data) > maxStoreFile {
 		return nil, &CorruptFileError{Path: s.path, Err: fmt.Errorf("larger than %d bytes", maxStoreFile)}
@@ -279,7 +309,7 @@ func (s *FileStore) write(entries map[string]storeEntry) (err error) {
 	}
 	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
 	if err != nil {
-		return fmt.Errorf("auth: write token file %s: %w", s.path, err)
+		return &FileError{Op: "write", Path: s.path, Err: err}
 	}
 	defer func() {
 		if err != nil {
@@ -288,19 +318,19 @@ func (s *FileStore) write(entries map[string]storeEntry) (err error) {
 		}
 	}()
 	if err = tmp.Chmod(0o600); err != nil {
-		return fmt.Errorf("auth: write token file %s: %w", s.path, err)
+		return &FileError{Op: "write", Path: s.path, Err: err}
 	}
 	if _, err = tmp.Write(data); err != nil {
-		return fmt.Errorf("auth: write token file %s: %w", s.path, err)
+		return &FileError{Op: "write", Path: s.path, Err: err}
 	}
 	if err = tmp.Sync(); err != nil {
-		return fmt.Errorf("auth: write token file %s: %w", s.path, err)
+		return &FileError{Op: "write", Path: s.path, Err: err}
 	}
 	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("auth: write token file %s: %w", s.path, err)
+		return &FileError{Op: "write", Path: s.path, Err: err}
 	}
 	if err = os.Rename(tmp.Name(), s.path); err != nil {
-		return fmt.Errorf("auth: replace token file %s: %w", s.path, err)
+		return &FileError{Op: "replace", Path: s.path, Err: err}
 	}
 	if d, derr := os.Open(dir); derr == nil {
 		d.Sync() // best effort: makes the rename durable where the platform supports it

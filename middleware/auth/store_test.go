@@ -328,3 +328,43 @@ func TestMemoryStoreZeroValue(t *testing.T) {
 		t.Errorf("Load = %q, %t, %v; want the saved value", v, ok, err)
 	}
 }
+
+// TestFileStoreErrorsNameNoPath: errors of Load, Save and Delete can reach the model
+// (through a failed call), so they never carry the token file's host path; the
+// operator finds it in FileError.Path and CorruptFileError.Path.
+func TestFileStoreErrorsNameNoPath(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "secret-home")
+	path := filepath.Join(dir, "tokens.json")
+	s, err := auth.NewFileStore(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The file's place is taken by a directory: reads and writes fail.
+	if err := os.MkdirAll(filepath.Join(path, "x"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	_, _, _, lerr := s.Load("github")
+	serr := s.Save("github", "tok", time.Time{})
+	for name, err := range map[string]error{"Load": lerr, "Save": serr} {
+		if err == nil {
+			t.Fatalf("%s: no error", name)
+		}
+		if strings.Contains(err.Error(), dir) || strings.Contains(err.Error(), "secret-home") {
+			t.Errorf("%s: the error names the path: %v", name, err)
+		}
+		if fe, ok := errors.AsType[*auth.FileError](err); !ok || fe.Path != path {
+			t.Errorf("%s: %v is not a *FileError with the path", name, err)
+		}
+	}
+	// A corrupt file: the message names no path either.
+	if err := os.RemoveAll(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, _, _, err = s.Load("github")
+	if ce, ok := errors.AsType[*auth.CorruptFileError](err); !ok || ce.Path != path || strings.Contains(err.Error(), dir) {
+		t.Errorf("corrupt: %v", err)
+	}
+}
