@@ -32,6 +32,9 @@ func closest(name string, names []string) []string {
 			c.rank = 1
 		}
 		c.dist = distance(lname, ln)
+		if i := strings.LastIndex(ln, "__"); i >= 0 { // the name without its namespace
+			c.dist = min(c.dist, distance(lname, ln[i+2:]))
+		}
 		cands = append(cands, c)
 	}
 	slices.SortStableFunc(cands, func(a, b cand) int {

@@ -398,17 +398,26 @@ func (r *Runner) settle(ctx context.Context, res *Result, msg map[string]any, re
 		}
 	}
 	var ran bool
+	var echoed strings.Builder // the reply's text the driver's messages hold
 	for _, resp := range resps {
 		res.History = append(res.History, resp.Messages...)
-		ran = ran || resp.Messages != nil
+		for _, m := range resp.Messages {
+			ran = true
+			if c, ok := m["content"].(string); ok && m["role"] == "assistant" {
+				echoed.WriteString(c)
+			}
+		}
 		if resp.RetryPrompt != "" {
 			retry = append(retry, resp.RetryPrompt)
 		}
 	}
+	// A streamed reply's messages end at the driver's last call, a whole reply's
+	// hold all of it: append the rest only when it is not there yet.
+	rest := strings.TrimSpace(text[end:])
 	if !ran {
 		res.History = append(res.History, msg)
-	} else if rest := text[end:]; strings.TrimSpace(rest) != "" {
-		res.History = append(res.History, map[string]any{"role": "assistant", "content": rest})
+	} else if rest != "" && !strings.HasSuffix(strings.TrimSpace(echoed.String()), rest) {
+		res.History = append(res.History, map[string]any{"role": "assistant", "content": text[end:]})
 	}
 	for _, i := range unowned {
 		retry = append(retry, r.ps.RetryPrompt(found[i].Name, unknown[i].Error()))

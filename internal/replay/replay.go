@@ -53,10 +53,25 @@ type Server struct {
 
 // New starts a server with replies and closes it when the test ends.
 func New(tb testing.TB, replies ...Reply) *Server {
-	s := &Server{replies: replies}
-	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	s := Start(replies...)
 	tb.Cleanup(s.Close)
 	return s
+}
+
+// Start starts a server with replies; the caller closes it (for examples).
+func Start(replies ...Reply) *Server {
+	s := &Server{replies: replies}
+	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	return s
+}
+
+// MustSSE is SSE for examples: it panics when the file cannot be read.
+func MustSSE(path string) Reply {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		panic(err)
+	}
+	return Reply{ContentType: "text/event-stream", Body: b}
 }
 
 // Loop makes the server repeat its replies from the first once they run out and
