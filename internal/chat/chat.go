@@ -87,6 +87,7 @@ func Run(ctx context.Context, cfg Config) error {
 			}
 			return c.out.err // end of input or ctx: a clean end
 		}
+		c.out.t.lineEnded() // the terminal echoed the newline of the input
 		line = strings.TrimSpace(line)
 		switch {
 		case line == "":
@@ -236,6 +237,13 @@ func (t *Terminal) Write(p []byte) (int, error) {
 		t.midRow = p[n-1] != '\n'
 	}
 	return n, err
+}
+
+// lineEnded records that the cursor is at the start of a line.
+func (t *Terminal) lineEnded() {
+	t.mu.Lock()
+	t.midRow = false
+	t.mu.Unlock()
 }
 
 // lineWriter is the chat's own writing to a Terminal: it continues open lines

@@ -165,7 +165,7 @@ func (m *Model) Stream(ctx context.Context, req runner.Request, chunk func(any))
 		c := stream.Current()
 		acc.AddChunk(c)
 		if chunk != nil {
-			chunk(json.RawMessage(c.RawJSON()))
+			chunk(chunkMap(&c))
 		}
 	}
 	reply := runner.Reply{Message: accumulated(&acc), Usage: usage(acc.Usage)}
@@ -176,6 +176,48 @@ func (m *Model) Stream(ctx context.Context, req runner.Request, chunk func(any))
 		return reply, m.wrap(ctx, ctx.Err())
 	}
 	return reply, nil
+}
+
+// chunkMap returns the fields of a chunk the stream decisions read (first
+// choice's content, tool-call fragments, finish reason), as the decoded JSON
+// object the kernel's Chat Completions assembler takes. Building it from the
+// chunk the SDK has decoded already costs a fraction of decoding the chunk's JSON
+// a second time.
+func chunkMap(c *oai.ChatCompletionChunk) map[string]any {
+	out := map[string]any{"object": "chat.completion.chunk"}
+	if len(c.Choices) == 0 {
+		out["choices"] = []any{}
+		return out
+	}
+	ch := &c.Choices[0]
+	delta := map[string]any{}
+	if ch.Delta.Role != "" {
+		delta["role"] = string(ch.Delta.Role)
+	}
+	if ch.Delta.Content != "" {
+		delta["content"] = ch.Delta.Content
+	}
+	if len(ch.Delta.ToolCalls) > 0 {
+		tcs := make([]any, len(ch.Delta.ToolCalls))
+		for i, tc := range ch.Delta.ToolCalls {
+			fn := map[string]any{"arguments": tc.Function.Arguments}
+			if tc.Function.Name != "" {
+				fn["name"] = tc.Function.Name
+			}
+			m := map[string]any{"index": float64(tc.Index), "function": fn}
+			if tc.ID != "" {
+				m["id"] = tc.ID
+			}
+			tcs[i] = m
+		}
+		delta["tool_calls"] = tcs
+	}
+	choice := map[string]any{"index": float64(ch.Index), "delta": delta}
+	if ch.FinishReason != "" {
+		choice["finish_reason"] = string(ch.FinishReason)
+	}
+	out["choices"] = []any{choice}
+	return out
 }
 
 func usage(u oai.CompletionUsage) runner.Usage {
