@@ -38,5 +38,5 @@ func ExampleRun() {
 	// It is sunny in Rome.
 	// >   get_weather  Current weather of a city.
 	//   get_time  Current time in a zone.
-	// > 
+	// >
 }
