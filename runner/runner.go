@@ -124,6 +124,7 @@ type Runner struct {
 	o          options
 	ps         mcs.PromptStrategy
 	strategies []mcs.ExtractionStrategy
+	textFormat string // the name of the text protocol's format
 }
 
 // New returns a Runner over the driver d and the model m. Several drivers go
@@ -144,6 +145,7 @@ func New(d mcs.Driver, m Model, opts ...Option) *Runner {
 		r.ps = p.PromptStrategy()
 	}
 	r.strategies = mcs.DefaultExtractionStrategies(r.ps)
+	r.textFormat = mcs.TextFormat(r.ps).Format()
 	return r
 }
 
@@ -361,7 +363,7 @@ func (r *Runner) settle(ctx context.Context, res *Result, msg map[string]any, re
 			strategy = s
 		}
 	}
-	native := found[unowned[0]].ID != "" && strategy != nil
+	native := format != r.textFormat && strategy != nil
 	var retry []string
 	if native {
 		// Every call of the assistant message is answered, in its order: the

@@ -153,22 +153,31 @@ func (m *Model) Generate(ctx context.Context, req runner.Request) (runner.Reply,
 	return runner.Reply{Message: msg, Usage: usage(comp.Usage)}, nil
 }
 
-// Stream sends req with streaming (usage included), passes every chunk's JSON to
-// chunk and returns the message the SDK's accumulator built.
+// Stream sends req with streaming (usage included), passes every chunk to chunk
+// and returns the message the SDK's accumulator built; when the accumulator
+// refused a chunk, the reply's Message is nil (the runner then uses its stream
+// buffer's message).
 func (m *Model) Stream(ctx context.Context, req runner.Request, chunk func(any)) (runner.Reply, error) {
 	p := m.params(req)
 	p.StreamOptions = oai.ChatCompletionStreamOptionsParam{IncludeUsage: oai.Bool(true)}
 	stream := m.client.Chat.Completions.NewStreaming(ctx, p)
 	defer stream.Close()
 	var acc oai.ChatCompletionAccumulator
+	consistent := true
 	for stream.Next() {
 		c := stream.Current()
-		acc.AddChunk(c)
+		consistent = acc.AddChunk(c) && consistent
 		if chunk != nil {
 			chunk(chunkMap(&c))
 		}
 	}
-	reply := runner.Reply{Message: accumulated(&acc), Usage: usage(acc.Usage)}
+	reply := runner.Reply{Usage: usage(acc.Usage)}
+	if consistent {
+		// A chunk the accumulator refused (a server that changes the completion id
+		// mid-stream) leaves Message nil: the runner then takes the message its
+		// stream buffer assembled from every chunk.
+		reply.Message = accumulated(&acc)
+	}
 	if err := stream.Err(); err != nil {
 		return reply, m.wrap(ctx, err)
 	}
