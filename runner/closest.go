@@ -1,0 +1,95 @@
+package runner
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// maxClosest is how many tool names an answer to a foreign call suggests.
+const maxClosest = 3
+
+// closest returns up to maxClosest of names, nearest to name first: a name that
+// ends in "__"+name (a dropped namespace) or that name ends in (a namespace the
+// model made up) first, then by edit distance, case-insensitively; ties keep the
+// listing order.
+func closest(name string, names []string) []string {
+	type cand struct {
+		name string
+		rank int
+		dist int
+		pos  int
+	}
+	lname := strings.ToLower(name)
+	cands := make([]cand, 0, len(names))
+	for i, n := range names {
+		ln := strings.ToLower(n)
+		c := cand{name: n, rank: 2, pos: i}
+		switch {
+		case strings.HasSuffix(ln, "__"+lname) || strings.HasSuffix(lname, "__"+ln):
+			c.rank = 0
+		case strings.Contains(ln, lname) || strings.Contains(lname, ln):
+			c.rank = 1
+		}
+		c.dist = distance(lname, ln)
+		if i := strings.LastIndex(ln, "__"); i >= 0 { // the name without its namespace
+			c.dist = min(c.dist, distance(lname, ln[i+2:]))
+		}
+		cands = append(cands, c)
+	}
+	slices.SortStableFunc(cands, func(a, b cand) int {
+		if a.rank != b.rank {
+			return a.rank - b.rank
+		}
+		return a.dist - b.dist
+	})
+	out := make([]string, 0, maxClosest)
+	for _, c := range cands {
+		if len(out) == maxClosest {
+			break
+		}
+		out = append(out, c.name)
+	}
+	return out
+}
+
+// closestText says which tools exist, for an answer to a call of a tool that does
+// not.
+func closestText(name string, names []string) string {
+	near := closest(name, names)
+	switch len(near) {
+	case 0:
+		return "no tools are available"
+	case 1:
+		return fmt.Sprintf("the closest tool is %q", near[0])
+	}
+	q := make([]string, len(near))
+	for i, n := range near {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return "the closest tools are " + strings.Join(q, ", ")
+}
+
+// distance is the Levenshtein distance between a and b, in bytes; names longer
+// than 256 bytes are compared on their first 256 (tool names have at most 64).
+func distance(a, b string) int {
+	const limit = 256
+	a, b = a[:min(len(a), limit)], b[:min(len(b), limit)]
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

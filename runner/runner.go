@@ -1,0 +1,480 @@
+// Package runner is the client loop of the Model Context Standard, written once:
+// it sends the driver's system message and the conversation to a model, hands the
+// model's reply to the driver, appends what the driver returns to the history and
+// asks again while calls ran, until the model gives its final answer.
+//
+// The runner knows nothing of any provider; a Model adapter does (see
+// runner/openai and runner/anthropic). It knows only the kernel: any mcs.Driver,
+// a single driver or an orchestrator over several, drives the tools.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/mcs-go/mcs"
+)
+
+// ErrMaxRounds is wrapped by the error Run returns when the model still called
+// tools after the round limit (WithMaxRounds); the Result then holds the history
+// so far, so the conversation can go on.
+var ErrMaxRounds = errors.New("round limit reached")
+
+// DefaultMaxRounds is the round limit when WithMaxRounds is not given.
+const DefaultMaxRounds = 10
+
+// Result is the outcome of one Run.
+type Result struct {
+	// Text is the final answer: the text of the model's last reply.
+	Text string
+	// History is the history given to Run with this turn appended (the user
+	// input, every assistant message, tool result and retry prompt, and the final
+	// answer), in the model's wire shape, ready for the next Run.
+	History []map[string]any
+	// Calls are every call of this turn, in the order they ran. A call the driver
+	// did not own is here too, failed with an error wrapping mcs.ErrUnknownTool.
+	Calls []mcs.CallRecord
+	// Rounds is the number of model requests made.
+	Rounds int
+	// Usage is the token usage the provider reported, summed over the rounds.
+	Usage Usage
+}
+
+// RoundInfo describes one model request, for a RoundHook.
+type RoundInfo struct {
+	Model   string // the model's name
+	Round   int    // 1 for the first request of a Run
+	Request Request
+	Stream  bool // the request streams
+}
+
+// RoundHook is called before each model request. The context it returns is the
+// one the request and the driver's processing of the reply run with (a tracer
+// starts a "chat {model}" span there); done, when not nil, is called once the
+// round's reply has been processed, with the reply and the model's error. Hooks
+// must be safe for concurrent use when the Runner is.
+type RoundHook func(ctx context.Context, info RoundInfo) (context.Context, func(reply Reply, err error))
+
+type options struct {
+	maxRounds int
+	stream    bool
+	show      func(string)
+	native    bool
+	onCall    func(mcs.CallRecord)
+	hooks     []RoundHook
+}
+
+// Option configures a Runner.
+type Option func(*options)
+
+// WithMaxRounds sets the most model requests one Run makes (default 10; n < 1
+// keeps the default). When the model still calls tools in the last one, Run
+// returns an error wrapping ErrMaxRounds.
+func WithMaxRounds(n int) Option {
+	return func(o *options) {
+		if n >= 1 {
+			o.maxRounds = n
+		}
+	}
+}
+
+// WithStream makes the runner stream every request through the driver's
+// StreamBuffer and ProcessStream: a call runs as soon as it is complete, and show
+// (which may be nil) receives exactly what the buffer's Text releases, in order,
+// so a user never sees a call's JSON. show is called from the goroutine running
+// Run. A driver that does not implement mcs.SupportsStreaming gets non-streaming
+// requests, and show then receives the final answer at once. Without WithStream
+// the runner makes non-streaming requests.
+func WithStream(show func(text string)) Option {
+	return func(o *options) {
+		o.stream = true
+		o.show = show
+	}
+}
+
+// WithNativeTools(true) sends the tools as native tool objects (the driver's
+// NativeToolContext) when the driver implements mcs.SupportsNativeTools and
+// accepts the model; otherwise, and by default, the tools are in the system
+// message (the text protocol).
+func WithNativeTools(on bool) Option { return func(o *options) { o.native = on } }
+
+// WithOnCall calls f with every call's record as soon as the call has run, in
+// order, from the goroutine running Run.
+func WithOnCall(f func(mcs.CallRecord)) Option { return func(o *options) { o.onCall = f } }
+
+// WithRoundHook adds h, called around every model request (see RoundHook); hooks
+// run in the order given. It is the place for tracing of rounds.
+func WithRoundHook(h RoundHook) Option {
+	return func(o *options) {
+		if h != nil {
+			o.hooks = append(o.hooks, h)
+		}
+	}
+}
+
+// Runner runs conversations between one model and one driver. It keeps no
+// conversation state (the history is the caller's) and is safe for concurrent use
+// when its driver, model and callbacks are.
+type Runner struct {
+	d          mcs.Driver
+	m          Model
+	o          options
+	ps         mcs.PromptStrategy
+	strategies []mcs.ExtractionStrategy
+	textFormat string // the name of the text protocol's format
+}
+
+// New returns a Runner over the driver d and the model m. Several drivers go
+// behind an orchestrator. It panics when d or m is nil, which is a programming
+// error.
+func New(d mcs.Driver, m Model, opts ...Option) *Runner {
+	if d == nil || m == nil {
+		panic("runner: New needs a driver and a model")
+	}
+	r := &Runner{d: d, m: m, o: options{maxRounds: DefaultMaxRounds}}
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&r.o)
+		}
+	}
+	r.ps = mcs.DefaultPromptStrategy()
+	if p, ok := d.(interface{ PromptStrategy() mcs.PromptStrategy }); ok && p.PromptStrategy() != nil {
+		r.ps = p.PromptStrategy()
+	}
+	r.strategies = mcs.DefaultExtractionStrategies(r.ps)
+	r.textFormat = mcs.TextFormat(r.ps).Format()
+	return r
+}
+
+// Run appends input (as a user message; "" appends nothing) to history and runs
+// the loop: each round sends the system message and the history to the model,
+// gives the reply to the driver and appends the driver's messages, the answers to
+// calls the driver did not own, and the retry prompt after a failure; it asks
+// again while a call ran or failed, and stops at a reply without calls, which is
+// appended as the final answer. history is not modified.
+//
+// A call the driver does not own is answered, never dropped: a native call gets a
+// tool result saying that the tool does not exist and naming the closest tools;
+// a text call gets the driver's retry prompt with the same facts.
+//
+// Errors: the driver's system message, a model error (a *ModelError for the
+// adapters of this module), the end of ctx (wrapped, so errors.Is(err,
+// context.Canceled) holds) and the round limit (wrapping ErrMaxRounds). The
+// Result is never nil: it holds the history, calls and usage up to the failure.
+func (r *Runner) Run(ctx context.Context, history []map[string]any, input string) (*Result, error) {
+	res := &Result{History: slices.Clip(slices.Clone(history))}
+	if input != "" {
+		res.History = append(res.History, map[string]any{"role": "user", "content": input})
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return res, fmt.Errorf("runner: %w", err)
+		}
+		if res.Rounds >= r.o.maxRounds {
+			return res, fmt.Errorf("runner: %w: the model still called tools after %d requests", ErrMaxRounds, r.o.maxRounds)
+		}
+		again, err := r.round(ctx, res)
+		if err != nil {
+			if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+				err = fmt.Errorf("%w (%w)", ctx.Err(), err)
+			}
+			return res, fmt.Errorf("runner: round %d: %w", res.Rounds, err)
+		}
+		if !again {
+			return res, nil
+		}
+	}
+}
+
+// request builds the round's request: the system message (native when asked for
+// and the driver accepts the model) and the history.
+func (r *Runner) request(ctx context.Context, res *Result) (Request, error) {
+	req := Request{Messages: res.History}
+	model := r.m.Name()
+	if nd, ok := r.d.(mcs.SupportsNativeTools); ok && r.o.native {
+		nc, err := nd.NativeToolContext(ctx, model)
+		if err != nil {
+			return req, fmt.Errorf("driver native tool context: %w", err)
+		}
+		req.System, req.Tools = nc.SystemMessage, nc.Tools
+		return req, nil
+	}
+	sys, err := r.d.SystemMessage(ctx, model)
+	if err != nil {
+		return req, fmt.Errorf("driver system message: %w", err)
+	}
+	req.System = sys
+	return req, nil
+}
+
+// round makes one model request and settles its reply; again reports that the
+// model must be asked again.
+func (r *Runner) round(ctx context.Context, res *Result) (again bool, err error) {
+	req, err := r.request(ctx, res)
+	if err != nil {
+		return false, err
+	}
+	res.Rounds++
+	sd, streaming := r.d.(mcs.SupportsStreaming)
+	streaming = streaming && r.o.stream
+	var dones []func(Reply, error)
+	for _, h := range r.o.hooks {
+		var done func(Reply, error)
+		ctx, done = h(ctx, RoundInfo{Model: r.m.Name(), Round: res.Rounds, Request: req, Stream: streaming})
+		if done != nil {
+			dones = append(dones, done)
+		}
+	}
+	var reply Reply
+	defer func() {
+		for i := len(dones) - 1; i >= 0; i-- {
+			dones[i](reply, err)
+		}
+	}()
+
+	var resps []mcs.Response
+	take := func(resp mcs.Response) {
+		if resp.Calls == nil && resp.Messages == nil && resp.RetryPrompt == "" {
+			return
+		}
+		resps = append(resps, resp)
+		for _, c := range resp.Calls {
+			r.record(res, c)
+		}
+	}
+	if streaming {
+		buf := sd.NewStreamBuffer()
+		step := func() {
+			take(sd.ProcessStream(ctx, buf))
+			if t := buf.Text(); t != "" && r.o.show != nil {
+				r.o.show(t)
+			}
+		}
+		reply, err = r.m.Stream(ctx, req, func(chunk any) {
+			buf.Add(chunk)
+			step()
+		})
+		buf.Finish()
+		step()
+		if err != nil {
+			r.appendResponses(res, resps)
+			return false, err
+		}
+		if reply.Message == nil {
+			reply.Message = buf.Message()
+		}
+	} else {
+		reply, err = r.m.Generate(ctx, req)
+		if err != nil {
+			return false, err
+		}
+		take(r.d.ProcessLLMResponse(ctx, reply.Message))
+	}
+	res.Usage = res.Usage.Add(reply.Usage)
+	again, err = r.settle(ctx, res, reply.Message, resps)
+	if err == nil && !again && r.o.stream && !streaming && r.o.show != nil && res.Text != "" {
+		r.o.show(res.Text)
+	}
+	return again, err
+}
+
+func (r *Runner) record(res *Result, c mcs.CallRecord) {
+	res.Calls = append(res.Calls, c)
+	if r.o.onCall != nil {
+		r.o.onCall(c)
+	}
+}
+
+// appendResponses appends the messages of resps and, after failures, one user
+// message with their retry prompts.
+func (r *Runner) appendResponses(res *Result, resps []mcs.Response) {
+	var retry []string
+	for _, resp := range resps {
+		res.History = append(res.History, resp.Messages...)
+		if resp.RetryPrompt != "" {
+			retry = append(retry, resp.RetryPrompt)
+		}
+	}
+	r.appendRetry(res, retry)
+}
+
+func (r *Runner) appendRetry(res *Result, retry []string) {
+	if len(retry) > 0 {
+		res.History = append(res.History, map[string]any{"role": "user", "content": strings.Join(retry, "\n\n")})
+	}
+}
+
+// settle appends the round's outcome to the history: the driver's messages, the
+// answers to every call it did not own, the retry prompts, or the final answer.
+func (r *Runner) settle(ctx context.Context, res *Result, msg map[string]any, resps []mcs.Response) (again bool, err error) {
+	format, found := mcs.ExtractCalls(msg, r.strategies...)
+	var owned []mcs.CallRecord
+	for _, resp := range resps {
+		owned = append(owned, resp.Calls...)
+	}
+	// Match every call found to the record of the call the driver ran.
+	used := make([]bool, len(owned))
+	matched := make([]int, len(found)) // index into owned, or -1
+	var unowned []int
+	for i, c := range found {
+		matched[i] = -1
+		for j, rec := range owned {
+			if used[j] || rec.Name != c.Name || rec.ID != c.ID {
+				continue
+			}
+			used[j], matched[i] = true, j
+			break
+		}
+		if matched[i] < 0 {
+			unowned = append(unowned, i)
+		}
+	}
+	if len(unowned) == 0 {
+		if len(resps) == 0 {
+			return false, r.final(res, msg)
+		}
+		r.appendResponses(res, resps)
+		return true, ctx.Err()
+	}
+
+	names, err := r.toolNames(ctx)
+	if err != nil {
+		return false, err
+	}
+	unknown := make(map[int]error, len(unowned))
+	for _, i := range unowned {
+		c := found[i]
+		var e error
+		if slices.Contains(names, c.Name) {
+			e = fmt.Errorf("the call to %q was not run: call it again", c.Name)
+		} else {
+			e = fmt.Errorf("%w: tool %q does not exist; %s", mcs.ErrUnknownTool, c.Name, closestText(c.Name, names))
+		}
+		unknown[i] = e
+		r.record(res, mcs.CallRecord{ID: c.ID, Name: c.Name, Arguments: c.Arguments, Err: e})
+	}
+
+	var strategy mcs.ExtractionStrategy
+	for _, s := range r.strategies {
+		if s.Format() == format {
+			strategy = s
+		}
+	}
+	native := format != r.textFormat && strategy != nil
+	var retry []string
+	if native {
+		// Every call of the assistant message is answered, in its order: the
+		// driver's outcome for the calls it ran, the error for the others.
+		outcomes := make([]mcs.CallOutcome, len(found))
+		for i, c := range found {
+			outcomes[i] = mcs.CallOutcome{Call: c}
+			if j := matched[i]; j >= 0 {
+				outcomes[i].Result, outcomes[i].Err = owned[j].Result, owned[j].Err
+			} else {
+				outcomes[i].Err = unknown[i]
+			}
+		}
+		for _, resp := range resps {
+			if !hasNativeCall(resp) { // text calls run before the native ones started
+				res.History = append(res.History, resp.Messages...)
+			}
+			if resp.RetryPrompt != "" {
+				retry = append(retry, resp.RetryPrompt)
+			}
+		}
+		res.History = append(res.History, strategy.History(mcs.NewReply(msg), outcomes)...)
+		r.appendRetry(res, retry)
+		return true, ctx.Err()
+	}
+
+	// Text calls: the driver's messages cover the text up to its last call; the
+	// rest of the reply (holding the foreign call) follows, then the retry prompt.
+	text := mcs.NewReply(msg).Text
+	end := 0
+	for i, c := range found {
+		if matched[i] >= 0 && c.End > end && c.End <= len(text) {
+			end = c.End
+		}
+	}
+	var ran bool
+	var echoed strings.Builder // the reply's text the driver's messages hold
+	for _, resp := range resps {
+		res.History = append(res.History, resp.Messages...)
+		for _, m := range resp.Messages {
+			ran = true
+			if c, ok := m["content"].(string); ok && m["role"] == "assistant" {
+				echoed.WriteString(c)
+			}
+		}
+		if resp.RetryPrompt != "" {
+			retry = append(retry, resp.RetryPrompt)
+		}
+	}
+	// A streamed reply's messages end at the driver's last call, a whole reply's
+	// hold all of it: append the rest only when it is not there yet.
+	rest := strings.TrimSpace(text[end:])
+	if !ran {
+		res.History = append(res.History, msg)
+	} else if rest != "" && !strings.HasSuffix(strings.TrimSpace(echoed.String()), rest) {
+		res.History = append(res.History, map[string]any{"role": "assistant", "content": text[end:]})
+	}
+	for _, i := range unowned {
+		retry = append(retry, r.ps.RetryPrompt(found[i].Name, unknown[i].Error()))
+	}
+	r.appendRetry(res, retry)
+	return true, ctx.Err()
+}
+
+func hasNativeCall(resp mcs.Response) bool {
+	for _, c := range resp.Calls {
+		if c.ID != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// final appends the final answer, unless it is empty (a provider rejects an empty
+// assistant turn inside the history).
+func (r *Runner) final(res *Result, msg map[string]any) error {
+	res.Text = mcs.NewReply(msg).Text
+	if msg != nil && res.Text != "" {
+		res.History = append(res.History, msg)
+	}
+	return nil
+}
+
+// toolNames returns the names of the tools the driver publishes, for naming the
+// closest ones to a foreign call.
+func (r *Runner) toolNames(ctx context.Context) ([]string, error) {
+	if td, ok := r.d.(mcs.ToolDriver); ok {
+		tools, err := td.ListTools(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("driver tool listing: %w", err)
+		}
+		names := make([]string, len(tools))
+		for i, t := range tools {
+			names[i] = t.Name
+		}
+		return names, nil
+	}
+	if nd, ok := r.d.(mcs.SupportsNativeTools); ok {
+		nc, err := nd.NativeToolContext(ctx, r.m.Name())
+		if err != nil {
+			return nil, fmt.Errorf("driver native tool context: %w", err)
+		}
+		var names []string
+		for _, t := range nc.Tools {
+			if fn, ok := t["function"].(map[string]any); ok {
+				if n, ok := fn["name"].(string); ok {
+					names = append(names, n)
+				}
+			}
+		}
+		return names, nil
+	}
+	return nil, nil
+}
