@@ -9,8 +9,6 @@ import (
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
-
-	"github.com/mcs-go/mcs/internal/clone"
 )
 
 // ToolLookup is an optional interface of a [ToolDriver] that can tell whether it
@@ -535,7 +533,7 @@ func (b *BaseDriver) run(ctx context.Context, s ExtractionStrategy, reply Reply,
 		default:
 			// The chain gets its own copy: a tool that changes nested arguments
 			// changes neither the record nor the history.
-			rec.Result, rec.Err = b.safeExecute(ctx, c.ID, c.Name, clone.Args(c.Arguments))
+			rec.Result, rec.Err = b.safeExecute(ctx, c.ID, c.Name, CloneArgs(c.Arguments))
 		}
 		if rec.Err != nil {
 			rec.Result = nil

@@ -1,148 +1,20 @@
 // Package clone makes deep copies of the JSON-like values tool calls carry, so that
-// observers and consent handlers can never change what a tool receives.
+// observers and consent handlers can never change what a tool receives. It is
+// the kernel's [mcs.CloneArgs] under the names the module's packages use.
 package clone
 
-import (
-	"encoding/json"
-	"reflect"
-)
+import "github.com/mcs-go/mcs"
 
-// MaxDepth bounds the copy so that a value that contains itself cannot
-// exhaust the stack; deeper values are shared, not copied.
+// MaxDepth is how deep a copy goes; deeper values are shared. Walkers of
+// argument values (redaction, schema checks) use the same bound.
 const MaxDepth = 100
 
-// MaxNodes bounds the number of maps, slices and arrays one copy makes, so that a
-// value that contains itself more than once (m["a"] = m; m["b"] = m) cannot make
-// the copy exponential; once it is spent, the remaining values are shared.
+// MaxNodes is how many maps, slices and arrays one copy makes at most; once it
+// is spent, the remaining values are shared.
 const MaxNodes = 1 << 16
 
-// Args returns a deep copy of args: maps, slices and arrays are copied at
-// every level (up to MaxDepth), everything else (strings, numbers, pointers,
-// structs) is shared. nil stays nil.
-func Args(args map[string]any) map[string]any {
-	c := copier{left: MaxNodes}
-	return c.cloneMap(args, 0)
-}
+// Args returns a deep copy of args; see [mcs.CloneArgs].
+func Args(args map[string]any) map[string]any { return mcs.CloneArgs(args) }
 
-// Value returns a deep copy of v in the sense of Args.
-func Value(v any) any {
-	c := copier{left: MaxNodes}
-	return c.clone(v, 0)
-}
-
-// copier carries the node budget of one copy.
-type copier struct{ left int }
-
-// spend takes one node from the budget; false means share instead of copying.
-func (c *copier) spend() bool {
-	if c.left <= 0 {
-		return false
-	}
-	c.left--
-	return true
-}
-
-func (c *copier) cloneMap(m map[string]any, depth int) map[string]any {
-	if m == nil || !c.spend() {
-		return m
-	}
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = c.clone(v, depth+1)
-	}
-	return out
-}
-
-func (c *copier) clone(v any, depth int) any {
-	if depth > MaxDepth {
-		return v
-	}
-	switch x := v.(type) {
-	case nil, string, bool, float64, float32, int, int64, int32, uint, uint64, uint32, json.Number:
-		return v
-	case map[string]any:
-		return c.cloneMap(x, depth)
-	case []any:
-		if x == nil || !c.spend() {
-			return x
-		}
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = c.clone(e, depth+1)
-		}
-		return out
-	case []byte:
-		if x == nil {
-			return x
-		}
-		return append([]byte{}, x...)
-	case json.RawMessage:
-		if x == nil {
-			return x
-		}
-		return append(json.RawMessage{}, x...)
-	}
-	rv := reflect.ValueOf(v)
-	switch rv.Kind() {
-	case reflect.Map, reflect.Slice, reflect.Array:
-		return c.cloneReflect(rv, depth).Interface()
-	}
-	return v
-}
-
-func (c *copier) cloneReflect(v reflect.Value, depth int) reflect.Value {
-	if depth > MaxDepth {
-		return v
-	}
-	switch v.Kind() {
-	case reflect.Interface:
-		if v.IsNil() {
-			return v
-		}
-		return c.cloneReflect(v.Elem(), depth)
-	case reflect.Map:
-		if v.IsNil() || !c.spend() {
-			return v
-		}
-		out := reflect.MakeMapWithSize(v.Type(), v.Len())
-		for it := v.MapRange(); it.Next(); {
-			out.SetMapIndex(it.Key(), c.cloneReflect(it.Value(), depth+1))
-		}
-		return out
-	case reflect.Slice:
-		if v.IsNil() || !c.spend() {
-			return v
-		}
-		out := reflect.MakeSlice(v.Type(), v.Len(), v.Len())
-		c.copyElems(out, v, depth)
-		return out
-	case reflect.Array:
-		if !c.spend() {
-			return v
-		}
-		out := reflect.New(v.Type()).Elem()
-		c.copyElems(out, v, depth)
-		return out
-	}
-	return v
-}
-
-// copyElems copies the elements of src into dst, which has the same type and length.
-func (c *copier) copyElems(dst, src reflect.Value, depth int) {
-	switch src.Type().Elem().Kind() {
-	case reflect.Map, reflect.Slice, reflect.Array, reflect.Interface:
-		for i := range src.Len() {
-			if e := c.cloneReflect(src.Index(i), depth+1); e.IsValid() {
-				dst.Index(i).Set(e)
-			}
-		}
-	default:
-		if src.Kind() == reflect.Array {
-			// An array is a value: Set copies it. reflect.Copy would misread an
-			// array stored directly in an interface (one pointer-shaped element).
-			dst.Set(src)
-			return
-		}
-		reflect.Copy(dst, src)
-	}
-}
+// Value returns a deep copy of v; see [mcs.CloneValue].
+func Value(v any) any { return mcs.CloneValue(v) }
