@@ -97,7 +97,7 @@ func TestDemoCommands(t *testing.T) {
 			stderr: []string{"tool=pets__findPetsByStatus", "outcome=ok"}, absent: []string{"Allow it?"}},
 		{name: "call-args-json", args: []string{"call", "shelter__read_csv_head", "--args", `{"path": "shelters.csv"}`}, absent: []string{"Allow it?"}},
 		{name: "call-denied", stdin: "n\n", args: []string{"call", "pets__addPet", "name=Rex"}, code: 1,
-			stderr: []string{`Tool "pets__addPet" on driver "Orchestrator" (id "mcs-go/orchestrator") wants to run`, "outcome=denied", "mcs: pets__addPet was denied"}},
+			stderr: []string{`Tool "pets__addPet" (driver "pets", via the orchestrator) wants to run`, "outcome=denied", "mcs: pets__addPet was denied"}},
 		{name: "call-no-key", stdin: "y\n", args: []string{"call", "pets__deletePet", "petId=1"}, code: 1,
 			stderr: []string{"MCS_TOKEN_PETS"}},
 		{name: "call-input-ended", args: []string{"call", "pets__addPet", "name=Rex"}, code: 1,

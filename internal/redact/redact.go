@@ -1,5 +1,6 @@
-// Package redact copies call arguments and results for telemetry with secrets
-// removed and long strings cut, the way the hooks audit records them:
+// Package redact copies call arguments and results for audit records and
+// telemetry (the hooks audit, tracing content) with secrets removed and long
+// strings cut:
 //
 //   - a key whose normalised form (lower case, without "_", "-", "." and spaces)
 //     contains a sensitive fragment (password, token, api_key, auth, cookie, ...)
@@ -8,7 +9,9 @@
 //     ([{"name": "Authorization", "value": "x"}], ["token", "x"]);
 //   - inside strings, "name: value" and "name=value" pairs with a sensitive name
 //     ("Authorization: Bearer x", "?token=x", "API_KEY=x", "\"password\":\"x\"")
-//     and credentials after "Bearer " or "Basic " are replaced;
+//     and credentials after "Bearer " or "Basic " are replaced; a quoted name in
+//     the prose of an error followed by a colon and an ordinary word
+//     (`security scheme "api_key": auth: no credential`) is not a pair;
 //   - [Redactor.Text] also removes the redacted values of a call's arguments from
 //     other text, such as an upstream error that echoes the request.
 package redact
@@ -20,6 +23,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/mcs-go/mcs/internal/clone"
 	"github.com/mcs-go/mcs/internal/textcut"
@@ -225,9 +229,39 @@ func (r *Redactor) Cut(s string) string {
 // secretPair finds "name: value" and "name=value" pairs inside text, in the
 // spellings of headers (Authorization: Bearer x), query strings (?token=x&...),
 // shell and environment lines (API_KEY=x) and JSON ("password":"x"). The value
-// may start with an authentication scheme word, which is kept. Groups: 1 the name,
-// 2 the scheme word with its space (may be empty), 3 the value.
-var secretPair = regexp.MustCompile(`(?i)([a-z0-9][a-z0-9_.\-]{0,63})["']?\s*[:=]\s*["']?((?:bearer|basic|token|digest|apikey|negotiate)\s+)?([^\s"'&;,<>?\\]+)`)
+// may start with an authentication scheme word, which is kept. Groups: 1 the quote
+// before the name (may be empty), 2 the name, 3 the quote after it, 4 the
+// separator, 5 the quote before the value, 6 the scheme word with its space (may
+// be empty), 7 the value.
+var secretPair = regexp.MustCompile(`(?i)(["']?)([a-z0-9][a-z0-9_.\-]{0,63})(["']?)\s*([:=])\s*(["']?)((?:bearer|basic|token|digest|apikey|negotiate)\s+)?([^\s"'&;,<>?\\]+)`)
+
+// maxProseWord is the length in bytes of the longest value taken for a word of
+// prose by quotedNameInProse; a longer run of letters may be a key.
+const maxProseWord = 24
+
+// quotedNameInProse reports whether a match of secretPair is a quoted name in
+// the prose of an error rather than a pair: `security scheme "api_key": auth: no
+// credential`, as Go's "%q: %w" writes it. That is a name in quotes, a colon, and
+// an unquoted value that is an ordinary word (letters only, at most maxProseWord
+// bytes, perhaps followed by ':', '.', ')' or '!'). A quoted value
+// ("api_key": "sk-1"), a value with a digit or a symbol ("api_key": sk-1), a
+// scheme word ("Authorization": Bearer x), '=' and an unquoted name
+// (api_key: x) are still pairs.
+func quotedNameInProse(m []string) bool {
+	if m[1] == "" || m[3] == "" || m[4] != ":" || m[5] != "" || m[6] != "" {
+		return false
+	}
+	word := strings.TrimRight(m[7], ":.)!")
+	if word == "" || len(word) > maxProseWord {
+		return false
+	}
+	for _, c := range word {
+		if !unicode.IsLetter(c) {
+			return false
+		}
+	}
+	return true
+}
 
 // bearerWord finds credentials after an authentication scheme word wherever it
 // stands ("... -H Bearer eyJ..."). Group 1 is the scheme and its space, 2 the token.
@@ -247,11 +281,11 @@ func (r *Redactor) scrub(s string, known []string) string {
 	}
 	if strings.ContainsAny(s, ":=") {
 		s = replaceGroups(s, secretPair, func(m []string) (string, bool) {
-			if !r.Sensitive(m[1]) {
+			if !r.Sensitive(m[2]) || quotedNameInProse(m) {
 				return "", false
 			}
-			return m[2] + Redacted, true
-		}, 2)
+			return m[6] + Redacted, true
+		}, 6)
 	}
 	return replaceGroups(s, bearerWord, func(m []string) (string, bool) {
 		if strings.HasPrefix(m[2], Redacted) {

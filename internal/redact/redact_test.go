@@ -98,3 +98,38 @@ func TestPairsAndKnown(t *testing.T) {
 		t.Errorf("known secrets left in %q", msg)
 	}
 }
+
+// TestQuotedNameInErrorProse: a quoted name in the prose of an error, followed by
+// a colon and ordinary words, is not a secret pair; real pairs in every spelling
+// still are.
+func TestQuotedNameInErrorProse(t *testing.T) {
+	r := New(nil, 0)
+	for _, tt := range []struct{ name, in, want string }{
+		// Prose: kept as it is.
+		{"scheme name then an error chain",
+			`credential for security scheme "api_key": auth: no credential (the provider returned an empty token)`,
+			`credential for security scheme "api_key": auth: no credential (the provider returned an empty token)`},
+		{"parameter name then a sentence", `parameter "token": must be a string`, `parameter "token": must be a string`},
+		{"single quotes", `header 'Authorization': missing`, `header 'Authorization': missing`},
+		{"word then a full stop", `no value for "password": required.`, `no value for "password": required.`},
+		// Pairs: still redacted.
+		{"JSON pair", `"api_key": "sk-live-123"`, `"api_key": "[REDACTED]"`},
+		{"JSON pair without space", `{"password":"hunter"}`, `{"password":"[REDACTED]"}`},
+		{"single-quoted pair", `{'token': 'abc'}`, `{'token': '[REDACTED]'}`},
+		{"assignment", `api_key=abc123`, `api_key=[REDACTED]`},
+		{"quoted name, assignment of a word", `"password"=hunter`, `"password"=[REDACTED]`},
+		{"header", `Authorization: Bearer xyz`, `Authorization: Bearer [REDACTED]`},
+		{"quoted header name and scheme", `"Authorization": Bearer xyz`, `"Authorization": Bearer [REDACTED]`},
+		{"unquoted name and a word", `X-Api-Key: abcdef`, `X-Api-Key: [REDACTED]`},
+		{"quoted name, unquoted key", `"api_key": sk-live-123`, `"api_key": [REDACTED]`},
+		{"quoted name, number", `"pin_token": 12345`, `"pin_token": [REDACTED]`},
+		{"quoted name, long run of letters", `"secret": ABCDEFGHIJKLMNOPQRSTUVWXYZ`, `"secret": [REDACTED]`},
+		{"value with = and :", `token=a=b:c== next`, `token=[REDACTED] next`},
+		{"basic credentials", `Authorization: Basic dXNlcjpwYXNz==`, `Authorization: Basic [REDACTED]`},
+		{"prose, then a real pair", `scheme "api_key": auth: rejected token=abc123`, `scheme "api_key": auth: rejected token=[REDACTED]`},
+	} {
+		if got := r.Text(tt.in, nil); got != tt.want {
+			t.Errorf("%s: Text(%q)\n got %q\nwant %q", tt.name, tt.in, got, tt.want)
+		}
+	}
+}

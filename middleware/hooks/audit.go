@@ -8,15 +8,14 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
-	"reflect"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/mcs-go/mcs"
-	"github.com/mcs-go/mcs/internal/clone"
-	"github.com/mcs-go/mcs/internal/textcut"
+	"github.com/mcs-go/mcs/internal/redact"
+	"github.com/mcs-go/mcs/middleware/auth"
+	"github.com/mcs-go/mcs/middleware/permission"
 )
 
 // Outcomes of a call as the audit trails record them.
@@ -25,17 +24,22 @@ const (
 	OutcomeOK = "ok"
 	// OutcomeError is a call that failed with an error.
 	OutcomeError = "error"
-	// OutcomeDenied is a call whose result is an in-band permission denial
-	// ({"permission_denied": true, ...}); the tool did not run.
+	// OutcomeDenied is a call whose result is an in-band permission denial, as
+	// [permission.IsDenied] recognises it; the tool did not run.
 	OutcomeDenied = "denied"
+	// OutcomeChallenge is a call that met an authentication challenge, as
+	// [auth.IsChallenge] recognises it: the in-band result the auth middleware
+	// makes of it, or, for hooks installed inside the auth middleware, the
+	// *auth.Challenge error itself.
+	OutcomeChallenge = "challenge"
 )
 
 // Redacted replaces the value of a sensitive argument in audit records.
-const Redacted = "[REDACTED]"
+const Redacted = redact.Redacted
 
 // DefaultMaxValueLen is the length in bytes beyond which audit trails cut string
 // values unless [WithMaxValueLen] says otherwise.
-const DefaultMaxValueLen = 256
+const DefaultMaxValueLen = redact.DefaultMaxValueLen
 
 // DefaultRedactKeys returns the key fragments whose arguments audit trails redact
 // unless [WithRedactKeys] says otherwise: password, passwd, pwd, pass, secret,
@@ -44,13 +48,7 @@ const DefaultMaxValueLen = 256
 // and signature. Fragments match anywhere in a key, so some harmless keys are
 // redacted too ("author", "compass"): a record that says too little is the safer
 // mistake. The slice is a new copy on every call.
-func DefaultRedactKeys() []string {
-	return []string{
-		"password", "passwd", "pwd", "pass", "secret", "token", "api_key", "apikey", "api.key",
-		"access_key", "auth", "bearer", "jwt", "cookie", "session_id", "sessionid",
-		"credential", "private_key", "signature",
-	}
-}
+func DefaultRedactKeys() []string { return redact.DefaultKeys() }
 
 // AuditOption configures [SlogAudit] and [OpenAuditFile].
 type AuditOption func(*auditConfig)
@@ -63,15 +61,10 @@ type AuditOption func(*auditConfig)
 // Bearer x", "?token=x", "API_KEY=x", "\"password\":\"x\"") and in name/value pair
 // lists ([{"name": "Authorization", "value": "x"}], [["token", "x"]]). To extend
 // the defaults, pass append(DefaultRedactKeys(), more...). Empty fragments are
-// ignored.
+// ignored; with none left, nothing is redacted by name.
 func WithRedactKeys(keys ...string) AuditOption {
 	return func(c *auditConfig) {
-		c.redact = c.redact[:0]
-		for _, k := range keys {
-			if k = normaliseKey(k); k != "" {
-				c.redact = append(c.redact, k)
-			}
-		}
+		c.keys = append([]string{}, keys...) // never nil: nil would mean the defaults
 	}
 }
 
@@ -83,35 +76,20 @@ func WithMaxValueLen(n int) AuditOption {
 }
 
 type auditConfig struct {
-	redact []string // normalised fragments
+	keys   []string // nil: the defaults
 	maxLen int
+	redact *redact.Redactor
 }
 
 func newAuditConfig(opts []AuditOption) *auditConfig {
 	c := &auditConfig{maxLen: DefaultMaxValueLen}
-	WithRedactKeys(DefaultRedactKeys()...)(c)
 	for _, o := range opts {
 		if o != nil {
 			o(c)
 		}
 	}
+	c.redact = redact.New(c.keys, c.maxLen)
 	return c
-}
-
-var keyReplacer = strings.NewReplacer("-", "", "_", "", " ", "", ".", "")
-
-func normaliseKey(k string) string {
-	return keyReplacer.Replace(strings.ToLower(strings.TrimSpace(k)))
-}
-
-func (c *auditConfig) sensitive(key string) bool {
-	k := normaliseKey(key)
-	for _, f := range c.redact {
-		if strings.Contains(k, f) {
-			return true
-		}
-	}
-	return false
 }
 
 // auditRecord is one call as an audit trail records it.
@@ -134,152 +112,35 @@ func (c *auditConfig) record(ctx context.Context, name string, args map[string]a
 	r := auditRecord{start: start, tool: name, duration: now.Sub(start), outcome: OutcomeOK}
 	r.info, _ = mcs.CallInfoFromContext(ctx)
 	var known []string
-	r.args, _ = c.sanitise(args, 0, &known).(map[string]any)
+	r.args, known = c.redact.Args(args)
 	if r.args == nil {
 		r.args = map[string]any{}
 	}
-	switch {
-	case err != nil:
+	r.outcome = outcome(result, err)
+	if err != nil {
 		// An upstream error may echo the request: remove the call's own secrets
 		// from it, and the secrets it carries in other spellings, then cut it.
-		r.outcome, r.err = OutcomeError, c.clean(err.Error(), known)
-	case isDenial(result):
-		r.outcome = OutcomeDenied
+		r.err = c.redact.Text(err.Error(), known)
 	}
 	return r
 }
 
-// isDenial reports whether result is the in-band denial of the permission
-// middleware. It is recognised by its shape so that hooks need not import it.
-func isDenial(result any) bool {
-	m, ok := result.(map[string]any)
-	return ok && m["permission_denied"] == true
-}
-
-// sanitise returns a copy of v with sensitive keys redacted, the secrets inside
-// strings removed and long strings cut. Maps with string keys become
-// map[string]any, slices []any, raw JSON is decoded and other bytes are replaced
-// by their length. The string values it redacts are appended to known, so that
-// they can be removed from the call's error.
-func (c *auditConfig) sanitise(v any, depth int, known *[]string) any {
-	if depth > clone.MaxDepth {
-		return "[too deep]"
+// outcome classifies a finished call by its result and error, with the
+// recognisers of the middleware that make the in-band results, never from text.
+// A challenge is recognised in both of its forms: a hook outside the auth
+// middleware sees the in-band result, one inside it sees the error.
+func outcome(result any, err error) string {
+	switch {
+	case err != nil && auth.IsChallenge(err):
+		return OutcomeChallenge
+	case err != nil:
+		return OutcomeError
+	case permission.IsDenied(result):
+		return OutcomeDenied
+	case auth.IsChallenge(result):
+		return OutcomeChallenge
 	}
-	switch x := v.(type) {
-	case nil:
-		return nil
-	case string:
-		return c.clean(x, nil)
-	case map[string]any:
-		if x == nil {
-			return nil
-		}
-		pair, isPair := pairName(x)
-		isPair = isPair && c.sensitive(pair)
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			if c.sensitive(k) || (isPair && slices.Contains(pairValueKeys, k)) {
-				out[k] = Redacted
-				c.remember(e, known)
-			} else {
-				out[k] = c.sanitise(e, depth+1, known)
-			}
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		if len(x) == 2 { // ["Authorization", "Bearer x"]
-			if name, ok := x[0].(string); ok && c.sensitive(name) {
-				out[0] = c.cut(name)
-				out[1] = Redacted
-				c.remember(x[1], known)
-				return out
-			}
-		}
-		for i, e := range x {
-			out[i] = c.sanitise(e, depth+1, known)
-		}
-		return out
-	case json.RawMessage:
-		var decoded any
-		if json.Unmarshal(x, &decoded) != nil {
-			return c.clean(string(x), nil)
-		}
-		return c.sanitise(decoded, depth, known)
-	case []byte:
-		return fmt.Sprintf("[%d bytes]", len(x))
-	case json.Number, bool, float64, int:
-		return v
-	}
-	rv := reflect.ValueOf(v)
-	switch rv.Kind() {
-	case reflect.Map:
-		if rv.Type().Key().Kind() != reflect.String || rv.IsNil() {
-			return v
-		}
-		m := make(map[string]any, rv.Len())
-		for it := rv.MapRange(); it.Next(); {
-			m[it.Key().String()] = it.Value().Interface()
-		}
-		return c.sanitise(m, depth, known)
-	case reflect.Slice, reflect.Array:
-		if rv.Type().Elem().Kind() == reflect.Uint8 { // named byte slices and arrays
-			return fmt.Sprintf("[%d bytes]", rv.Len())
-		}
-		s := make([]any, rv.Len())
-		for i := range rv.Len() {
-			s[i] = rv.Index(i).Interface()
-		}
-		return c.sanitise(s, depth, known)
-	case reflect.String: // a named string type
-		return c.sanitise(rv.String(), depth, known)
-	}
-	return v
-}
-
-// remember appends the strings of a redacted value to known.
-func (c *auditConfig) remember(v any, known *[]string) {
-	switch x := v.(type) {
-	case string:
-		*known = append(*known, x)
-		if _, after, ok := strings.Cut(x, " "); ok { // "Bearer xyz": xyz alone too
-			*known = append(*known, after)
-		}
-	case []any:
-		for _, e := range x {
-			c.remember(e, known)
-		}
-	case map[string]any:
-		for _, e := range x {
-			c.remember(e, known)
-		}
-	}
-}
-
-// scrubSlack is how far past the cut clean looks for secrets, so that one that
-// straddles the cut is removed whole.
-const scrubSlack = 1024
-
-// clean removes the secrets in s (see scrub) and cuts it. Only the part that can
-// be shown, and scrubSlack bytes after it, is searched, so a long value costs no
-// more than a short one.
-func (c *auditConfig) clean(s string, known []string) string {
-	if c.maxLen <= 0 || len(s) <= c.maxLen+scrubSlack {
-		return c.cut(c.scrub(s, known))
-	}
-	head := c.scrub(textcut.Prefix(s, c.maxLen+scrubSlack), known)
-	p := textcut.Prefix(head, c.maxLen)
-	return fmt.Sprintf("%s…(%d more bytes)", p, len(s)-c.maxLen)
-}
-
-// cut shortens s to at most maxLen bytes on a rune boundary and says how much was
-// left out.
-func (c *auditConfig) cut(s string) string {
-	if c.maxLen <= 0 || len(s) <= c.maxLen {
-		return s
-	}
-	p := textcut.Prefix(s, c.maxLen)
-	return fmt.Sprintf("%s…(%d more bytes)", p, len(s)-len(p))
+	return OutcomeOK
 }
 
 // SlogAudit returns hooks that log one record per call to logger (nil means
@@ -289,11 +150,12 @@ func (c *auditConfig) cut(s string) string {
 // call id; each left out when empty); args (a group of the redacted arguments,
 // keys sorted, long strings cut; an empty group is left out by the handlers of
 // log/slog); duration (measured from [CallStart]); outcome ([OutcomeOK],
-// [OutcomeError] or [OutcomeDenied]) and, for a failed call, error, redacted and cut
-// like the arguments (the secrets of the call's own arguments are removed from it
-// too, for upstream errors that echo the request). Successful calls log at
-// [slog.LevelInfo], denied and failed calls at [slog.LevelWarn]. Results are not
-// logged.
+// [OutcomeError], [OutcomeDenied] or [OutcomeChallenge]) and, for a failed call
+// (a challenge that reaches the hooks as an error included), error, redacted and
+// cut like the arguments (the secrets of the call's own arguments are removed from
+// it too, for upstream errors that echo the request). Successful calls log at
+// [slog.LevelInfo], denied, challenged and failed calls at [slog.LevelWarn].
+// Results are not logged.
 //
 // Install the Set with [WithSet] or [Middleware.AddSet]. It is safe for concurrent
 // use; logger must be too, as every logger of log/slog is.
@@ -363,8 +225,8 @@ func groupAttrs(m map[string]any) []slog.Attr {
 // per call and line, with the fields time (start of the call, RFC 3339), tool,
 // driver, label and call_id (from the call's [mcs.CallInfo]; left out when
 // empty), args (redacted, long strings cut), duration_ms, outcome ([OutcomeOK],
-// [OutcomeError] or [OutcomeDenied]) and, for a failed call, error (redacted and
-// cut like the arguments). Results are not recorded.
+// [OutcomeError], [OutcomeDenied] or [OutcomeChallenge]) and, for a failed call,
+// error (redacted and cut like the arguments). Results are not recorded.
 //
 // Install its hooks with [AuditFile.Hooks]. Hooks cannot report errors, so a
 // failed write is kept and reported by [AuditFile.Err] and [AuditFile.Close]. Each

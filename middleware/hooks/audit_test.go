@@ -339,3 +339,30 @@ func TestDefaultRedactKeysIsACopy(t *testing.T) {
 		t.Error("DefaultRedactKeys returned shared state")
 	}
 }
+
+// TestAuditErrorProse: an error that names a secret-sounding scheme in quotes is
+// logged as it is, and a real secret in an error is still redacted.
+func TestAuditErrorProse(t *testing.T) {
+	for _, tt := range []struct{ err, want string }{
+		{`credential for security scheme "api_key": auth: no credential (the provider returned an empty token)`,
+			`credential for security scheme "api_key": auth: no credential (the provider returned an empty token)`},
+		{`upstream echoed {"api_key": "sk-live-123"}`, `upstream echoed {"api_key": "[REDACTED]"}`},
+		{`request failed: Authorization: Bearer eyJhbGciOi.x`, `request failed: Authorization: Bearer [REDACTED]`},
+		{`Authorization: Bearer xyz`, `Authorization: Bearer [REDACTED]`},
+		{`api_key=abc123 was rejected`, `api_key=[REDACTED] was rejected`},
+		{`bad request: url=https://x.test/?a=1&password=p4ss`, `bad request: url=https://x.test/?a=1&password=[REDACTED]`},
+	} {
+		var buf bytes.Buffer
+		m := hooks.New(hooks.WithSet(hooks.SlogAudit(slog.New(slog.NewJSONHandler(&buf, nil)))))
+		mcs.Chain(func(context.Context, string, map[string]any) (any, error) {
+			return nil, errors.New(tt.err)
+		}, m)(context.Background(), "addPet", nil)
+		lines := decodeLines(t, buf.Bytes())
+		if len(lines) != 1 {
+			t.Fatalf("%d records, want 1", len(lines))
+		}
+		if got := lines[0]["error"]; got != tt.want {
+			t.Errorf("error of %q\n got %q\nwant %q", tt.err, got, tt.want)
+		}
+	}
+}

@@ -37,7 +37,10 @@ var ErrInputClosed = errors.New("consent prompt input ended before an answer")
 // Prompt returns a ConsentFunc that asks a person on a terminal: it writes the
 // tool, the driver it runs on (label, name and id from the call's [mcs.CallInfo])
 // and its arguments to out, as indented JSON with control characters escaped, and
-// reads a line from in:
+// reads a line from in. When the middleware sits on an orchestrator, the call has
+// not been routed yet: the question names the driver by the label of the exposed
+// name (Tool "pets__addPet" (driver "pets", via the orchestrator)), or says only
+// "via the orchestrator" for a name without a label. It then reads a line from in:
 //
 //	y or yes     allow this call
 //	n or no      deny this call
@@ -59,7 +62,11 @@ var ErrInputClosed = errors.New("consent prompt input ended before an answer")
 // label and the tool's definition must all be the same. A tool of the same name on
 // another driver sharing the middleware, or a tool whose definition changed, is
 // asked about again. Drivers that share the id and name and are not told apart by
-// an orchestrator label are indistinguishable; give them labels.
+// an orchestrator label are indistinguishable; give them labels. On an
+// orchestrator's own chain the driver is told apart by the exposed name, which
+// carries its label under namespacing: "always" for pets__addPet does not allow
+// shop__addPet. A bare exposed name (no namespacing) is remembered as the
+// orchestrator's tool of that name and definition.
 //
 // When in ends or fails before an answer, the handler returns an error wrapping
 // [ErrInputClosed], so the call fails closed (it is not reported to the model as a
@@ -265,8 +272,7 @@ func newQuestion(name string, info mcs.CallInfo, hasInfo bool, args map[string]a
 	b.WriteString("Tool ")
 	b.WriteString(strconv.Quote(name))
 	if hasInfo {
-		b.WriteString(" on driver ")
-		b.WriteString(driverName(info))
+		b.WriteString(where(name, info))
 	}
 	q := &question{}
 	if len(args) == 0 {
@@ -284,6 +290,49 @@ func newQuestion(name string, info mcs.CallInfo, hasInfo bool, args map[string]a
 	}
 	q.head = escapeTerminal(b.String())
 	return q
+}
+
+// orchestratorID is the Meta ID of the orchestrator (orchestrator.ID; this
+// package does not import it). A call whose CallInfo names it runs on the
+// orchestrator's own chain, before the orchestrator routes it to a driver.
+const orchestratorID = "mcs-go/orchestrator"
+
+// where says, after the tool's name, where the call runs: on a driver
+// (" on driver ..."), or, on the orchestrator's own chain, the driver the call
+// goes to when the name carries its label (" (driver "pets", via the
+// orchestrator)" for pets__addPet) and " (via the orchestrator)" when it does
+// not. An orchestrator that is itself registered under a label is named by it.
+func where(name string, info mcs.CallInfo) string {
+	if info.Driver.ID != orchestratorID {
+		return " on driver " + driverName(info)
+	}
+	via := "via the orchestrator"
+	if info.Label != "" {
+		via += " " + strconv.Quote(info.Label)
+	}
+	if label, tool, ok := strings.Cut(name, labelSeparator); ok && tool != "" && isLabel(label) {
+		return " (driver " + strconv.Quote(label) + ", " + via + ")"
+	}
+	return " (" + via + ")"
+}
+
+// labelSeparator joins an orchestrator label and a tool name under namespacing
+// (orchestrator.Separator).
+const labelSeparator = "__"
+
+// isLabel reports whether s is a valid orchestrator label: 1 to 32 characters
+// from A-Z, a-z, 0-9 and '-'.
+func isLabel(s string) bool {
+	if len(s) == 0 || len(s) > 32 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // driverName names the driver of a call: its label, name and id, such as
