@@ -349,7 +349,7 @@ func FuzzDecodeCache(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if err := checkTools(got); err != nil {
+		if err := checkTools(got, maxNameLen); err != nil {
 			t.Fatalf("accepted an invalid listing: %v", err)
 		}
 		again, err := encodeCache(e, got)
@@ -397,7 +397,7 @@ func TestCacheCarriesEveryToolField(t *testing.T) {
 	fill(reflect.ValueOf(&tool).Elem())
 	tool.Name = "every_field"
 	tool.Parameters[0].Name = "p"
-	e := cacheEntry{specSum: "00", tags: []string{"t"}}
+	e := cacheEntry{specSum: "00", tags: []string{"t"}, limit: maxNameLen}
 	data, err := encodeCache(e, []mcs.Tool{tool, {Name: "bare"}})
 	if err != nil {
 		t.Fatal(err)
@@ -408,5 +408,21 @@ func TestCacheCarriesEveryToolField(t *testing.T) {
 	}
 	if diff := cmp.Diff([]mcs.Tool{tool, {Name: "bare"}}, got); diff != "" {
 		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+}
+
+// A cache entry with a name longer than Config.MaxNameLength (yet within the
+// default limit) is not used: the driver never publishes such a name.
+func TestCacheNameOverLimitIsRebuilt(t *testing.T) {
+	doc := fixture(t, "petstore.yaml")
+	cfg := Config{Spec: doc, CacheDir: t.TempDir(), MaxNameLength: minNameLen}
+	want, _ := listFrom(t, Config{Spec: doc, NoCache: true, MaxNameLength: minNameLen})
+	forge(t, cfg, func(cf *cacheFile) { cf.Tools[0].Name = strings.Repeat("a", minNameLen+1) })
+	got, fromCache := listFrom(t, cfg)
+	if fromCache {
+		t.Error("the entry with a name over the limit was used")
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("listing (-want +got):\n%s", diff)
 	}
 }
