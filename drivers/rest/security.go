@@ -422,13 +422,33 @@ func effectivePort(u *url.URL) string {
 // checkPinned refuses a request whose query changes a parameter the base URL
 // fixes (a signature, a tenant): the model must not repeat a key the operator
 // pinned in Config.BaseURL. query is the request's query after the arguments.
+//
+// Besides the key itself, a key that query parsers commonly read as the pinned
+// one is refused: the same key in another case (ASP.NET), and the key followed
+// by "[" or "." (tenant[]=, tenant[x]=, tenant.x=: PHP, Rails, qs, Spring), which
+// such parsers let override or replace the pinned value.
 func (op *operation) checkPinned(query url.Values) error {
 	if op.base == nil || op.base.RawQuery == "" {
 		return nil
 	}
-	for k, vs := range op.base.Query() {
+	pinned := op.base.Query()
+	for k, vs := range pinned {
 		if !slices.Equal(query[k], vs) {
 			return op.argError("the query parameter %q is fixed by the driver's base URL and cannot be set by an argument; leave it out", k)
+		}
+	}
+	for k := range query {
+		if _, ok := pinned[k]; ok {
+			continue
+		}
+		root := k
+		if i := strings.IndexAny(k, "[."); i >= 0 {
+			root = k[:i]
+		}
+		for p := range pinned {
+			if strings.EqualFold(k, p) || strings.EqualFold(root, p) {
+				return op.argError("the query parameter %q would be read as %q, which the driver's base URL fixes; an argument cannot set it, leave it out", k, p)
+			}
 		}
 	}
 	return nil
