@@ -876,17 +876,22 @@ func (s *docScanner) decodeOperation(members []memberSpan) (*openapi3.Operation,
 const maxResponseRefs = 32
 
 // responseMedia decodes the responses object at sp as far as the driver reads
-// it: each response with the media types of its content, without their schemas,
-// references into the response components followed. Whatever it does not
-// handle (a value that is not an object, a reference elsewhere or to a missing
-// component, a longer chain) returns errNotFast, so that the ordinary path
-// decides what it means.
+// it: whether a response documents HTML (see documentsHTML). It returns the
+// responses with HTML media types in their content, without their schemas,
+// references into the response components followed; nil when there are none.
+// Whatever it does not handle (a value that is not an object, a reference
+// elsewhere or to a missing component, a longer chain) returns errNotFast, so
+// that the ordinary path decides what it means.
 func (s *docScanner) responseMedia(sp span) (*openapi3.Responses, error) {
 	k := s.kin()
 	if !k.isObject(sp) {
 		return nil, errNotFast
 	}
-	rs := openapi3.NewResponsesWithCapacity(0)
+	raw := k.raw(sp)
+	if !containsHTML(raw) && !bytes.Contains(raw, []byte(`"$ref"`)) {
+		return nil, nil // no response can name an HTML media type
+	}
+	var rs *openapi3.Responses
 	var err error
 	k.members(sp, func(status string, val span) bool {
 		if strings.HasPrefix(status, "x-") || string(k.raw(val)) == "null" {
@@ -905,7 +910,10 @@ func (s *docScanner) responseMedia(sp span) (*openapi3.Responses, error) {
 			err = errNotFast
 			return false
 		}
-		resp := &openapi3.Response{}
+		if !containsHTML(k.raw(val)) {
+			return true
+		}
+		var content openapi3.Content
 		k.members(val, func(key string, cv span) bool {
 			if key != "content" {
 				return true
@@ -914,20 +922,46 @@ func (s *docScanner) responseMedia(sp span) (*openapi3.Responses, error) {
 				err = errNotFast
 				return false
 			}
-			resp.Content = openapi3.Content{}
 			k.members(cv, func(media string, _ span) bool {
-				resp.Content[media] = &openapi3.MediaType{}
+				if containsHTML([]byte(media)) {
+					if content == nil {
+						content = openapi3.Content{}
+					}
+					content[media] = &openapi3.MediaType{}
+				}
 				return true
 			})
 			return true
 		})
-		rs.Set(status, &openapi3.ResponseRef{Value: resp})
+		if content != nil {
+			if rs == nil {
+				rs = openapi3.NewResponsesWithCapacity(1)
+			}
+			rs.Set(status, &openapi3.ResponseRef{Value: &openapi3.Response{Content: content}})
+		}
 		return err == nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	return rs, nil
+}
+
+// containsHTML reports whether b holds "html" in any case, as every HTML media
+// type does (text/html, application/xhtml+xml).
+func containsHTML(b []byte) bool {
+	for i := 0; i+4 <= len(b); {
+		j := bytes.IndexAny(b[i:], "hH")
+		if j < 0 {
+			return false
+		}
+		i += j
+		if i+4 <= len(b) && bytes.EqualFold(b[i:i+4], []byte("html")) {
+			return true
+		}
+		i++
+	}
+	return false
 }
 
 // responseTarget returns the response component the "$ref" of the object at

@@ -212,6 +212,7 @@ var fastEdgeDocs = map[string]string{
 	"html response":     `{"openapi":"3.0.0","paths":{"/a":{"get":{"operationId":"a","responses":{"200":{"description":"ok","content":{"text/html; charset=utf-8":{"schema":{"type":"string"}}}},"default":{"description":"e","content":{"application/json":{}}}}},"post":{"operationId":"b","responses":{"200":{"description":"ok","content":{"application/json":{}}}}}}}}`,
 	"html response ref": `{"openapi":"3.0.0","paths":{"/a":{"get":{"operationId":"a","responses":{"200":{"$ref":"#/components/responses/Page"}}}}},"components":{"responses":{"Page":{"$ref":"#/components/responses/Real"},"Real":{"description":"page","content":{"application/xhtml+xml":{"schema":{"$ref":"#/components/schemas/Unkept"}}}}},"schemas":{"Unkept":{"type":"string"}}}}`,
 	"html odd numbers":  `{"openapi":"3.0.0","paths":{"/a":{"get":{"operationId":"a","parameters":[{"name":"n","in":"query","schema":{"type":"number","minimum":0.5}}],"responses":{"x-note":{"content":{"text/html":{}}},"200":{"$ref":"#/components/responses/Page"}}},"put":{"responses":{"200":{"content":{"application/json":{"schema":{"$ref":"#/components/schemas/Unkept"}}}}}}}},"components":{"responses":{"Page":{"description":"page","content":{"text/html":{"schema":{"$ref":"#/components/schemas/Unkept"}}}}},"schemas":{"Unkept":{"type":"string"}}}}`,
+	"html upper case":   `{"openapi":"3.0.0","paths":{"/a":{"get":{"operationId":"a","responses":{"200":{"description":"ok","content":{"Text/HTML; q=1":{}}}}},"put":{"operationId":"b","responses":{"200":{"description":"html in words only","content":{"application/json":{}}}}}}}}`,
 	"form encoding":     `{"openapi":"3.0.0","paths":{"/a":{"post":{"operationId":"a","requestBody":{"content":{"application/x-www-form-urlencoded":{"schema":{"type":"object","properties":{"meta":{"type":"object"},"ids":{"type":"array","items":{"type":"string"}}}},"encoding":{"meta":{"style":"deepObject","explode":true},"ids":{"style":"form","explode":false,"contentType":"text/plain"}}}}}}}}}`,
 	"form body":         `{"openapi":"3.0.0","paths":{"/a":{"post":{"requestBody":{"$ref":"#/components/requestBodies/f"}}}},"components":{"requestBodies":{"f":{"content":{"multipart/form-data":{"schema":{"type":"object","properties":{"file":{"type":"string","format":"binary"},"n":{"$ref":"#/components/schemas/N"}}}}}}},"schemas":{"N":{"type":"integer"}}}}`,
 }
@@ -223,7 +224,7 @@ func TestFastPathTaken(t *testing.T) {
 	for _, name := range []string{"petstore.yaml", "forms.yaml", "security.yaml", "cycles.yaml", "openapi31.yaml"} {
 		docs[name] = jsonFixture(t, name)
 	}
-	for _, name := range []string{"schema keywords", "cycle", "security", "servers", "deep pointer", "escaped name", "form body", "float numbers", "null operation", "html response", "html response ref", "html odd numbers", "form encoding"} {
+	for _, name := range []string{"schema keywords", "cycle", "security", "servers", "deep pointer", "escaped name", "form body", "float numbers", "null operation", "html response", "html response ref", "html odd numbers", "html upper case", "form encoding"} {
 		docs[name] = []byte(fastEdgeDocs[name])
 	}
 	for name, data := range docs {
