@@ -66,12 +66,12 @@ func listFrom(t testing.TB, cfg Config) ([]mcs.Tool, bool) {
 // filter, and a cold start writes one entry.
 func TestCachedListingIsIdentical(t *testing.T) {
 	for name, data := range cacheFixtures(t) {
-		for _, filter := range []Config{{}, {IncludeTags: []string{"pets"}}, {IncludePaths: []string{"/pets/{petId}"}}} {
+		for _, filter := range []Config{{}, {IncludeTags: []string{"pets"}}, {IncludePaths: []string{"/pets/{petId}"}}, {MaxNameLength: minNameLen}} {
 			t.Run(name, func(t *testing.T) {
 				dir := t.TempDir()
 				cfg := filter
 				cfg.Spec, cfg.CacheDir = data, dir
-				want, _ := listFrom(t, Config{Spec: data, NoCache: true, IncludeTags: filter.IncludeTags, IncludePaths: filter.IncludePaths})
+				want, _ := listFrom(t, Config{Spec: data, NoCache: true, IncludeTags: filter.IncludeTags, IncludePaths: filter.IncludePaths, MaxNameLength: filter.MaxNameLength})
 				cold, fromCache := listFrom(t, cfg)
 				if fromCache {
 					t.Fatal("the first load came from an empty cache")
