@@ -887,8 +887,7 @@ func (s *docScanner) responseMedia(sp span) (*openapi3.Responses, error) {
 	if !k.isObject(sp) {
 		return nil, errNotFast
 	}
-	raw := k.raw(sp)
-	if !containsHTML(raw) && !bytes.Contains(raw, []byte(`"$ref"`)) {
+	if !containsHTML(k.raw(sp)) && !s.mayReferHTML(sp) {
 		return nil, nil // no response can name an HTML media type
 	}
 	var rs *openapi3.Responses
@@ -945,6 +944,28 @@ func (s *docScanner) responseMedia(sp span) (*openapi3.Responses, error) {
 		return nil, err
 	}
 	return rs, nil
+}
+
+// mayReferHTML reports whether a reference inside sp may lead to a response
+// that names an HTML media type: one to a response component that holds "html"
+// or is itself a reference, to a missing one, or one that is not of the form
+// #/components/<kind>/<name>. It reads the references the scan recorded.
+func (s *docScanner) mayReferHTML(sp span) bool {
+	k := s.kin()
+	for _, r := range s.refsIn(sp) {
+		kind, name, ok := componentRef(r.ref)
+		if !ok {
+			return true
+		}
+		if kind != "responses" {
+			continue
+		}
+		c, found := s.responses[name]
+		if !found || containsHTML(k.raw(c)) || (k.isObject(c) && k.hasRef(c)) {
+			return true
+		}
+	}
+	return false
 }
 
 // containsHTML reports whether b holds "html" in any case, as every HTML media
