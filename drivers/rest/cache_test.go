@@ -426,3 +426,43 @@ func TestCacheNameOverLimitIsRebuilt(t *testing.T) {
 		t.Errorf("listing (-want +got):\n%s", diff)
 	}
 }
+
+// The checks of loading hold on a warm start, where the document is
+// decoded only for the first call: a document with a dot segment in a path
+// template, listed from a cache entry that vouches for it, is still refused when
+// a tool is called, and a pinned BaseURL query key still cannot be set.
+func TestWarmStartKeepsLoadChecks(t *testing.T) {
+	api := newAPI(t, nil)
+	ctx := context.Background()
+	dots := []byte(`{"openapi":"3.0.0","info":{"title":"t","version":"1"},"paths":{"/v1/../admin":{"get":{"operationId":"admin"}}}}`)
+	cfg := Config{Spec: dots, BaseURL: api.URL, CacheDir: t.TempDir()}
+	norm, _, _, err := normalize(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newToolCache(cfg)
+	e := c.entry(dots, norm)
+	c.write(e, []mcs.Tool{{Name: "admin", Description: "GET /v1/../admin", Annotations: &mcs.ToolAnnotations{ReadOnly: true}}})
+	td := mustToolDriver(t, cfg)
+	if _, err := td.ListTools(ctx); err != nil || td.spec.Load().cached == nil {
+		t.Fatalf("not a warm start: %v", err)
+	}
+	if _, err := td.ExecuteTool(ctx, "admin", nil); err == nil || !strings.Contains(err.Error(), "dot segments") {
+		t.Errorf("call on a warm start: %v, want the dot-segment refusal", err)
+	}
+
+	doc := []byte(`{"openapi":"3.0.0","info":{"title":"t","version":"1"},"paths":{"/items":{"get":{"operationId":"listItems","parameters":[{"name":"sig","in":"query","schema":{"type":"string"}}]}}}}`)
+	pinned := Config{Spec: doc, BaseURL: api.URL + "?sig=operator", CacheDir: t.TempDir()}
+	listFrom(t, pinned)
+	td = mustToolDriver(t, pinned)
+	if _, err := td.ListTools(ctx); err != nil || td.spec.Load().cached == nil {
+		t.Fatalf("not a warm start: %v", err)
+	}
+	var ae *ArgumentError
+	if _, err := td.ExecuteTool(ctx, "listItems", map[string]any{"sig": "forged"}); !errors.As(err, &ae) || !strings.Contains(err.Error(), "base URL") {
+		t.Errorf("pinned key on a warm start: %v, want an *ArgumentError about the base URL", err)
+	}
+	if n := len(api.requests()); n != 0 {
+		t.Errorf("the API received %d requests", n)
+	}
+}
