@@ -300,7 +300,7 @@ paths:
 // TestAttackDotSegmentPath: a document whose path templates climb out of the
 // base path is refused at load, and nothing is sent.
 func TestAttackDotSegmentPath(t *testing.T) {
-	for _, path := range []string{"/../admin", "/pets/%2e%2e/admin", "/./x", "/a/.%2E/b", `/a\..\b`} {
+	for _, path := range []string{"/../admin", "/pets/%2e%2e/admin", "/./x", "/a/.%2E/b", `/a\..\b`, "/a%2F..%2Fadmin", "/%2e%2e%2fadmin", "/x/..%2F"} {
 		spec := []byte(`openapi: 3.0.3
 info: {title: Dots, version: "1"}
 paths:

@@ -455,8 +455,9 @@ func (op *operation) checkPinned(query url.Values) error {
 }
 
 // checkPaths refuses a document whose path templates hold dot segments ("." or
-// "..", also percent-encoded): a server that normalises the path would send such
-// an operation outside the API's base path (/v1/../admin).
+// "..", also percent-encoded, also between encoded slashes as in "..%2F"): a
+// server that decodes and normalises the path would send such an operation
+// outside the API's base path (/v1/../admin).
 func checkPaths(paths []string) error {
 	for _, p := range paths {
 		for _, seg := range strings.Split(p, "/") {
@@ -464,11 +465,19 @@ func checkPaths(paths []string) error {
 			if err != nil {
 				dec = seg
 			}
-			dec = strings.TrimSpace(dec)
-			if dec == "." || dec == ".." || strings.Contains(dec, "\\") {
-				return fmt.Errorf("the path template %q has the segment %q; dot segments and backslashes would leave the API's base path, so the document is refused (remove or rename that path)", p, seg)
+			if strings.Contains(dec, "\\") {
+				return dotSegmentError(p, seg)
+			}
+			for _, part := range strings.Split(dec, "/") {
+				if part = strings.TrimSpace(part); part == "." || part == ".." {
+					return dotSegmentError(p, seg)
+				}
 			}
 		}
 	}
 	return nil
+}
+
+func dotSegmentError(path, seg string) error {
+	return fmt.Errorf("the path template %q has the segment %q; dot segments and backslashes would leave the API's base path, so the document is refused (remove or rename that path)", path, seg)
 }
