@@ -330,3 +330,38 @@ func TestToolSearchHostileQuery(t *testing.T) {
 	}
 	search(t, o, orchestrator.SearchTool, strings.Join(words, " ")+" merge")
 }
+
+// A found tool whose exposed name an outer orchestrator shortens is callable by
+// the name the search returned, also when the shortened name is shorter than
+// the limit (its cut ended in "_", which shortening trims) and the outer
+// orchestrator has not listed it yet.
+func TestToolSearchNestedShortenedName(t *testing.T) {
+	long := strings.Repeat("a", 46) + "_merge_pull" // gh__ + 57: fits the inner limit
+	inner := build(t, orchestrator.Pipeline(orchestrator.Namespacing(), orchestrator.ToolSearch(3)),
+		"gh", newCatalogue("gh", [2]string{long, "Merge a pull request"}), "lab", newCatalogue("lab", [2]string{"projects_list", "List projects"}))
+	outer := build(t, nil, "dev", inner, "notes", newFake("notes", "read_note"))
+	resp := outer.ProcessLLMResponse(context.Background(), textCall(t, "dev__tools__search", map[string]any{"query": "merge a pull request"}))
+	if !resp.CallExecuted {
+		t.Fatalf("search: %+v", resp)
+	}
+	sr := resp.Calls[0].Result.(*orchestrator.SearchResult)
+	if len(sr.Tools) == 0 {
+		t.Fatal("nothing found")
+	}
+	name := sr.Tools[0].Name
+	if len(name) > 64 || !strings.HasPrefix(name, "dev__gh__aaaa") {
+		t.Fatalf("found %q, want a shortened dev__gh__ name", name)
+	}
+	// Straight after the search, as a client holding the orchestrator as a
+	// ToolDriver calls it (no listing in between).
+	got, err := outer.ExecuteTool(context.Background(), name, nil)
+	if err != nil {
+		t.Fatalf("call of the found tool %q: %v", name, err)
+	}
+	if got != "gh:"+long {
+		t.Errorf("call of the found tool %q: %v", name, got)
+	}
+	if diff := cmp.Diff([]string{"gh:" + long}, results(process(t, outer, name))); diff != "" {
+		t.Errorf("call of the found tool %q (-want +got):\n%s", name, diff)
+	}
+}

@@ -254,23 +254,41 @@ paths:
         - {name: filter, in: query, style: form, explode: true, schema: {type: object, additionalProperties: {type: string}}}
         - {name: q, in: query, schema: {type: string}}
       responses: {"200": {description: ok}}
+  /deep:
+    get:
+      operationId: deepItems
+      parameters:
+        - {name: tenant, in: query, style: deepObject, schema: {type: object, additionalProperties: {type: string}}}
+      responses: {"200": {description: ok}}
 `)
 	api := newAPI(t, nil)
 	td := mustToolDriver(t, Config{Spec: spec, BaseURL: api.URL + "/v1?sig=operator-sig&tenant=t1"})
 	for name, args := range map[string]map[string]any{
 		"declared parameter": {"sig": "forged"},
 		"exploded object":    {"filter": map[string]any{"tenant": "t2"}},
+		// Names that bracket-, dot- or case-insensitive query parsers (PHP,
+		// Rails, qs, ASP.NET) read as the pinned key.
+		"bracketed key": {"filter": map[string]any{"tenant[]": "t2"}},
+		"nested key":    {"filter": map[string]any{"sig[x]": "forged"}},
+		"dotted key":    {"filter": map[string]any{"tenant.id": "t2"}},
+		"other case":    {"filter": map[string]any{"TENANT": "t2"}},
+		"deep object":   {"deep": map[string]any{"x": "t2"}},
 	} {
-		_, err := td.ExecuteTool(context.Background(), "listItems", args)
+		tool := "listItems"
+		if args["deep"] != nil {
+			tool, args = "deepItems", map[string]any{"tenant": args["deep"]}
+		}
+		_, err := td.ExecuteTool(context.Background(), tool, args)
 		var ae *ArgumentError
-		if !errors.As(err, &ae) || !strings.Contains(err.Error(), "fixed by the driver's base URL") {
+		if !errors.As(err, &ae) || !strings.Contains(err.Error(), "the driver's base URL") {
 			t.Errorf("%s: err = %v, want an *ArgumentError about the pinned key", name, err)
 		}
 	}
 	if n := len(api.requests()); n != 0 {
 		t.Errorf("the API received %d requests", n)
 	}
-	if _, err := td.ExecuteTool(context.Background(), "listItems", map[string]any{"q": "ok"}); err != nil {
+	// A key that only starts like a pinned one is not a collision.
+	if _, err := td.ExecuteTool(context.Background(), "listItems", map[string]any{"q": "ok", "filter": map[string]any{"tenant_name": "x", "signal": "y"}}); err != nil {
 		t.Fatal(err)
 	}
 	reqs := api.requests()
@@ -282,7 +300,7 @@ paths:
 // TestAttackDotSegmentPath: a document whose path templates climb out of the
 // base path is refused at load, and nothing is sent.
 func TestAttackDotSegmentPath(t *testing.T) {
-	for _, path := range []string{"/../admin", "/pets/%2e%2e/admin", "/./x", "/a/.%2E/b", `/a\..\b`} {
+	for _, path := range []string{"/../admin", "/pets/%2e%2e/admin", "/./x", "/a/.%2E/b", `/a\..\b`, "/a%2F..%2Fadmin", "/%2e%2e%2fadmin", "/x/..%2F"} {
 		spec := []byte(`openapi: 3.0.3
 info: {title: Dots, version: "1"}
 paths:

@@ -113,6 +113,8 @@ type cacheEntry struct {
 	specSum string
 	tags    []string
 	paths   []string
+	// limit is the longest tool name the configuration allows.
+	limit int
 }
 
 // entry returns the entry of data under cfg's filters. The key covers
@@ -122,7 +124,10 @@ type cacheEntry struct {
 // it, as their hash next to a known spec could be guessed offline.
 func (c *toolCache) entry(data []byte, cfg Config) cacheEntry {
 	sum := sha256.Sum256(data)
-	e := cacheEntry{specSum: hex.EncodeToString(sum[:]), tags: cfg.IncludeTags, paths: cfg.IncludePaths}
+	e := cacheEntry{specSum: hex.EncodeToString(sum[:]), tags: cfg.IncludeTags, paths: cfg.IncludePaths, limit: maxNameLen}
+	if cfg.MaxNameLength > 0 {
+		e.limit = cfg.MaxNameLength
+	}
 	h := sha256.New()
 	// Every setting that changes the listing is part of the key.
 	key, _ := json.Marshal([]any{cacheBuild(), e.specSum, e.tags, e.paths, cfg.MaxNameLength})
@@ -165,18 +170,18 @@ func decodeCache(data []byte, e cacheEntry) ([]mcs.Tool, error) {
 	case !slices.Equal(cf.Tags, e.tags) || !slices.Equal(cf.Paths, e.paths):
 		return nil, errors.New("other filters")
 	}
-	if err := checkTools(cf.Tools); err != nil {
+	if err := checkTools(cf.Tools, e.limit); err != nil {
 		return nil, err
 	}
 	return cf.Tools, nil
 }
 
 // checkTools checks what the driver guarantees of its tools: valid, unique
-// names and unique, non-empty parameter names.
-func checkTools(tools []mcs.Tool) error {
+// names of at most limit bytes and unique, non-empty parameter names.
+func checkTools(tools []mcs.Tool, limit int) error {
 	names := make(map[string]bool, len(tools))
 	for _, t := range tools {
-		if !validToolName(t.Name) || names[t.Name] {
+		if !validToolName(t.Name) || len(t.Name) > limit || names[t.Name] {
 			return fmt.Errorf("tool name %q is invalid or repeated", t.Name)
 		}
 		names[t.Name] = true

@@ -66,12 +66,12 @@ func listFrom(t testing.TB, cfg Config) ([]mcs.Tool, bool) {
 // filter, and a cold start writes one entry.
 func TestCachedListingIsIdentical(t *testing.T) {
 	for name, data := range cacheFixtures(t) {
-		for _, filter := range []Config{{}, {IncludeTags: []string{"pets"}}, {IncludePaths: []string{"/pets/{petId}"}}} {
+		for _, filter := range []Config{{}, {IncludeTags: []string{"pets"}}, {IncludePaths: []string{"/pets/{petId}"}}, {MaxNameLength: minNameLen}} {
 			t.Run(name, func(t *testing.T) {
 				dir := t.TempDir()
 				cfg := filter
 				cfg.Spec, cfg.CacheDir = data, dir
-				want, _ := listFrom(t, Config{Spec: data, NoCache: true, IncludeTags: filter.IncludeTags, IncludePaths: filter.IncludePaths})
+				want, _ := listFrom(t, Config{Spec: data, NoCache: true, IncludeTags: filter.IncludeTags, IncludePaths: filter.IncludePaths, MaxNameLength: filter.MaxNameLength})
 				cold, fromCache := listFrom(t, cfg)
 				if fromCache {
 					t.Fatal("the first load came from an empty cache")
@@ -349,7 +349,7 @@ func FuzzDecodeCache(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if err := checkTools(got); err != nil {
+		if err := checkTools(got, maxNameLen); err != nil {
 			t.Fatalf("accepted an invalid listing: %v", err)
 		}
 		again, err := encodeCache(e, got)
@@ -397,7 +397,7 @@ func TestCacheCarriesEveryToolField(t *testing.T) {
 	fill(reflect.ValueOf(&tool).Elem())
 	tool.Name = "every_field"
 	tool.Parameters[0].Name = "p"
-	e := cacheEntry{specSum: "00", tags: []string{"t"}}
+	e := cacheEntry{specSum: "00", tags: []string{"t"}, limit: maxNameLen}
 	data, err := encodeCache(e, []mcs.Tool{tool, {Name: "bare"}})
 	if err != nil {
 		t.Fatal(err)
@@ -408,5 +408,61 @@ func TestCacheCarriesEveryToolField(t *testing.T) {
 	}
 	if diff := cmp.Diff([]mcs.Tool{tool, {Name: "bare"}}, got); diff != "" {
 		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+}
+
+// A cache entry with a name longer than Config.MaxNameLength (yet within the
+// default limit) is not used: the driver never publishes such a name.
+func TestCacheNameOverLimitIsRebuilt(t *testing.T) {
+	doc := fixture(t, "petstore.yaml")
+	cfg := Config{Spec: doc, CacheDir: t.TempDir(), MaxNameLength: minNameLen}
+	want, _ := listFrom(t, Config{Spec: doc, NoCache: true, MaxNameLength: minNameLen})
+	forge(t, cfg, func(cf *cacheFile) { cf.Tools[0].Name = strings.Repeat("a", minNameLen+1) })
+	got, fromCache := listFrom(t, cfg)
+	if fromCache {
+		t.Error("the entry with a name over the limit was used")
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("listing (-want +got):\n%s", diff)
+	}
+}
+
+// The checks of loading hold on a warm start, where the document is
+// decoded only for the first call: a document with a dot segment in a path
+// template, listed from a cache entry that vouches for it, is still refused when
+// a tool is called, and a pinned BaseURL query key still cannot be set.
+func TestWarmStartKeepsLoadChecks(t *testing.T) {
+	api := newAPI(t, nil)
+	ctx := context.Background()
+	dots := []byte(`{"openapi":"3.0.0","info":{"title":"t","version":"1"},"paths":{"/v1/../admin":{"get":{"operationId":"admin"}}}}`)
+	cfg := Config{Spec: dots, BaseURL: api.URL, CacheDir: t.TempDir()}
+	norm, _, _, err := normalize(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newToolCache(cfg)
+	e := c.entry(dots, norm)
+	c.write(e, []mcs.Tool{{Name: "admin", Description: "GET /v1/../admin", Annotations: &mcs.ToolAnnotations{ReadOnly: true}}})
+	td := mustToolDriver(t, cfg)
+	if _, err := td.ListTools(ctx); err != nil || td.spec.Load().cached == nil {
+		t.Fatalf("not a warm start: %v", err)
+	}
+	if _, err := td.ExecuteTool(ctx, "admin", nil); err == nil || !strings.Contains(err.Error(), "dot segments") {
+		t.Errorf("call on a warm start: %v, want the dot-segment refusal", err)
+	}
+
+	doc := []byte(`{"openapi":"3.0.0","info":{"title":"t","version":"1"},"paths":{"/items":{"get":{"operationId":"listItems","parameters":[{"name":"sig","in":"query","schema":{"type":"string"}}]}}}}`)
+	pinned := Config{Spec: doc, BaseURL: api.URL + "?sig=operator", CacheDir: t.TempDir()}
+	listFrom(t, pinned)
+	td = mustToolDriver(t, pinned)
+	if _, err := td.ListTools(ctx); err != nil || td.spec.Load().cached == nil {
+		t.Fatalf("not a warm start: %v", err)
+	}
+	var ae *ArgumentError
+	if _, err := td.ExecuteTool(ctx, "listItems", map[string]any{"sig": "forged"}); !errors.As(err, &ae) || !strings.Contains(err.Error(), "base URL") {
+		t.Errorf("pinned key on a warm start: %v, want an *ArgumentError about the base URL", err)
+	}
+	if n := len(api.requests()); n != 0 {
+		t.Errorf("the API received %d requests", n)
 	}
 }

@@ -27,8 +27,8 @@ import (
 //
 // decodeFast therefore scans the document once with a validating scanner,
 // keeps only what the listing and the execution of operations read (the
-// document's servers and security, each path item without its responses and
-// callbacks, and the components those parts reference, transitively, plus
+// document's servers and security, each path item without its callbacks and
+// with only the media types of its responses, and the components those parts reference, transitively, plus
 // every security scheme), and decodes the kept pieces on all cores into
 // kin-openapi's types: parameters, request bodies, media types and schemas
 // member by member (see kinDecoder), the rest with kin-openapi's own
@@ -62,7 +62,10 @@ type refAt struct {
 // are.
 type docScanner struct {
 	data []byte
-	refs []refAt
+	// responses are the document's response components by name, for
+	// responseMedia; set before decoding and read-only then.
+	responses map[string]span
+	refs      []refAt
 	// keys is the stack of the keys of the objects being scanned, for the
 	// duplicate check.
 	keys [][]span
@@ -527,6 +530,13 @@ func (s *docScanner) pathItem(fs *fastScan, path string, v int, notFast *bool) i
 					return fail
 				}
 				oe := s.value(ov, 4)
+				if okey == "responses" {
+					// Only the media types of the responses are read (they
+					// decide whether an HTML answer is summarised); their
+					// schemas and the components they reference are not kept.
+					op.ops = append(op.ops, memberSpan{key: okey, val: span{ov, oe}})
+					return oe
+				}
 				if slices.Contains(keptOperationFields, okey) {
 					op.ops = append(op.ops, memberSpan{key: okey, val: span{ov, oe}})
 					item.refs = append(item.refs, span{ov, oe})
@@ -567,9 +577,19 @@ func (s *docScanner) itemJSON(buf *bytes.Buffer, members []memberSpan) {
 			buf.Write(s.data[m.val.start:m.val.end])
 			continue
 		}
-		s.itemJSON(buf, m.ops)
+		s.itemJSON(buf, withoutResponses(m.ops))
 	}
 	buf.WriteByte('}')
+}
+
+// withoutResponses returns the members of an operation but its responses,
+// which responseMedia decodes.
+func withoutResponses(ops []memberSpan) []memberSpan {
+	i := slices.IndexFunc(ops, func(m memberSpan) bool { return m.key == "responses" })
+	if i < 0 {
+		return ops
+	}
+	return slices.Delete(slices.Clone(ops), i, i+1)
 }
 
 func writeKey(buf *bytes.Buffer, key string) {
@@ -667,6 +687,7 @@ func decodeFast(ctx context.Context, data []byte) (*openapi3.T, outline, error) 
 			}
 		}
 	}
+	s.responses = fs.components["responses"]
 	items := make([]*openapi3.PathItem, len(fs.items))
 	comps := make([]any, len(tasks))
 	err = parallel(ctx, len(tasks), func(i int, buf *bytes.Buffer) error {
@@ -752,6 +773,20 @@ func (s *docScanner) decodePathItem(buf *bytes.Buffer, it *pathItemScan) (*opena
 		if err := item.UnmarshalJSON(raw); err != nil {
 			return nil, errNotFast
 		}
+		for _, m := range it.members {
+			for _, om := range m.ops {
+				if om.key != "responses" {
+					continue
+				}
+				rs, err := s.responseMedia(om.val)
+				if err != nil {
+					return nil, errNotFast
+				}
+				if op := item.GetOperation(strings.ToUpper(m.key)); op != nil {
+					op.Responses = rs
+				}
+			}
+		}
 		return item, nil
 	}
 	for _, m := range it.members {
@@ -826,12 +861,155 @@ func (s *docScanner) decodeOperation(members []memberSpan) (*openapi3.Operation,
 			err = json.Unmarshal(raw, &op.Security)
 		case "servers":
 			err = json.Unmarshal(raw, &op.Servers)
+		case "responses":
+			op.Responses, err = s.responseMedia(m.val)
 		}
 		if err != nil {
 			return nil, errNotFast
 		}
 	}
 	return op, nil
+}
+
+// maxResponseRefs bounds a chain of response references (#/components/responses/a
+// naming #/components/responses/b ...) that responseMedia follows.
+const maxResponseRefs = 32
+
+// responseMedia decodes the responses object at sp as far as the driver reads
+// it: whether a response documents HTML (see documentsHTML). It returns the
+// responses with HTML media types in their content, without their schemas,
+// references into the response components followed; nil when there are none.
+// Whatever it does not handle (a value that is not an object, a reference
+// elsewhere or to a missing component, a longer chain) returns errNotFast, so
+// that the ordinary path decides what it means.
+func (s *docScanner) responseMedia(sp span) (*openapi3.Responses, error) {
+	k := s.kin()
+	if !k.isObject(sp) {
+		return nil, errNotFast
+	}
+	if !containsHTML(k.raw(sp)) && !s.mayReferHTML(sp) {
+		return nil, nil // no response can name an HTML media type
+	}
+	var rs *openapi3.Responses
+	var err error
+	k.members(sp, func(status string, val span) bool {
+		if strings.HasPrefix(status, "x-") || string(k.raw(val)) == "null" {
+			return true // an extension, as kin-openapi reads it; a null response
+		}
+		for range maxResponseRefs {
+			if !k.isObject(val) || !k.hasRef(val) {
+				break
+			}
+			val, err = s.responseTarget(val)
+			if err != nil {
+				return false
+			}
+		}
+		if !k.isObject(val) || k.hasRef(val) {
+			err = errNotFast
+			return false
+		}
+		if !containsHTML(k.raw(val)) {
+			return true
+		}
+		var content openapi3.Content
+		k.members(val, func(key string, cv span) bool {
+			if key != "content" {
+				return true
+			}
+			if !k.isObject(cv) {
+				err = errNotFast
+				return false
+			}
+			k.members(cv, func(media string, _ span) bool {
+				if containsHTML([]byte(media)) {
+					if content == nil {
+						content = openapi3.Content{}
+					}
+					content[media] = &openapi3.MediaType{}
+				}
+				return true
+			})
+			return true
+		})
+		if content != nil {
+			if rs == nil {
+				rs = openapi3.NewResponsesWithCapacity(1)
+			}
+			rs.Set(status, &openapi3.ResponseRef{Value: &openapi3.Response{Content: content}})
+		}
+		return err == nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return rs, nil
+}
+
+// mayReferHTML reports whether a reference inside sp may lead to a response
+// that names an HTML media type: one to a response component that holds "html"
+// or is itself a reference, to a missing one, or one that is not of the form
+// #/components/<kind>/<name>. It reads the references the scan recorded.
+func (s *docScanner) mayReferHTML(sp span) bool {
+	k := s.kin()
+	for _, r := range s.refsIn(sp) {
+		kind, name, ok := componentRef(r.ref)
+		if !ok {
+			return true
+		}
+		if kind != "responses" {
+			continue
+		}
+		c, found := s.responses[name]
+		if !found || containsHTML(k.raw(c)) || (k.isObject(c) && k.hasRef(c)) {
+			return true
+		}
+	}
+	return false
+}
+
+// containsHTML reports whether b holds "html" in any case, as every HTML media
+// type does (text/html, application/xhtml+xml).
+func containsHTML(b []byte) bool {
+	for i := 0; i+4 <= len(b); {
+		j := bytes.IndexAny(b[i:], "hH")
+		if j < 0 {
+			return false
+		}
+		i += j
+		if i+4 <= len(b) && bytes.EqualFold(b[i:i+4], []byte("html")) {
+			return true
+		}
+		i++
+	}
+	return false
+}
+
+// responseTarget returns the response component the "$ref" of the object at
+// sp names.
+func (s *docScanner) responseTarget(sp span) (span, error) {
+	k := s.kin()
+	var target span
+	found := false
+	k.members(sp, func(key string, val span) bool {
+		if key != "$ref" {
+			return true
+		}
+		ref, ok := s.stringAt(val)
+		if !ok {
+			return false
+		}
+		kind, name, ok := componentRef(ref)
+		if !ok || kind != "responses" {
+			return false
+		}
+		target, found = s.responses[name]
+		return false
+	})
+	if !found {
+		return span{}, errNotFast
+	}
+	return target, nil
 }
 
 // kin returns the decoder of kin-openapi objects over the document.

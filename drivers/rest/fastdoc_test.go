@@ -38,7 +38,8 @@ func specSummary(s *spec) string {
 	for _, t := range s.tools {
 		o := s.ops[t.Name]
 		tj, _ := json.Marshal(t)
-		fmt.Fprintf(&sb, "%s\n%s %s body=%d %s req=%v base=%v %v\n", tj, o.method, o.path, o.body, o.media, o.bodyRequired, o.base, o.baseErr)
+		ej, _ := json.Marshal(o.encoding)
+		fmt.Fprintf(&sb, "%s\n%s %s body=%d %s req=%v base=%v %v html=%v encoding=%s\n", tj, o.method, o.path, o.body, o.media, o.bodyRequired, o.base, o.baseErr, o.htmlOK, ej)
 		for _, a := range o.args {
 			fmt.Fprintf(&sb, "  %+v\n", a)
 		}
@@ -208,6 +209,11 @@ var fastEdgeDocs = map[string]string{
 	"openapi number":    `{"openapi":3,"paths":{}}`,
 	"version 4":         `{"openapi":"4.0.0","paths":{}}`,
 	"schema keywords":   `{"openapi":"3.1.0","paths":{"/a":{"post":{"parameters":[{"name":"q","in":"query","x-p":1,"other":"kept","schema":{"type":["string","null"],"x-s":{"a":[1,2]},"unknownKeyword":true,"exclusiveMinimum":3,"examples":["a"],"const":"c"}},{"name":"c","in":"query","content":{"application/json":{"schema":{"type":"object","additionalProperties":{"type":"integer"},"properties":{"t":true,"f":false}}}}}],"requestBody":{"description":"d","x-rb":true,"content":{"application/json":{"x-mt":1,"example":{"k":"v"},"examples":{"e":{"value":3}},"encoding":{"a":{"contentType":"text/plain"}},"schema":{"allOf":[{"type":"object","properties":{"a":{"type":"string","Format":"odd"}}},{"$ref":"#/components/schemas/S"}],"oneOf":[{"type":"object"}],"not":{"type":"null"},"required":["a"],"properties":{"a":{"type":"string","enum":["x","y"],"default":"x","readOnly":false,"maxLength":10},"b":{"type":"array","items":{"$ref":"#/components/schemas/S","description":"sibling"}},"c":{"type":"object","properties":{}},"d":{"patternProperties":{"^x":{"type":"string"}},"prefixItems":[{"type":"integer"}],"$defs":{"q":{"type":"string"}}}}}},"text/plain":null}}}}},"components":{"schemas":{"S":{"type":"object","x-c":"y","properties":{"id":{"type":"integer","minimum":1}}}},"parameters":{"P":{"name":"p","in":"header","schema":{"type":"string"}}}}}`,
+	"html response":     `{"openapi":"3.0.0","paths":{"/a":{"get":{"operationId":"a","responses":{"200":{"description":"ok","content":{"text/html; charset=utf-8":{"schema":{"type":"string"}}}},"default":{"description":"e","content":{"application/json":{}}}}},"post":{"operationId":"b","responses":{"200":{"description":"ok","content":{"application/json":{}}}}}}}}`,
+	"html response ref": `{"openapi":"3.0.0","paths":{"/a":{"get":{"operationId":"a","responses":{"200":{"$ref":"#/components/responses/Page"}}}}},"components":{"responses":{"Page":{"$ref":"#/components/responses/Real"},"Real":{"description":"page","content":{"application/xhtml+xml":{"schema":{"$ref":"#/components/schemas/Unkept"}}}}},"schemas":{"Unkept":{"type":"string"}}}}`,
+	"html odd numbers":  `{"openapi":"3.0.0","paths":{"/a":{"get":{"operationId":"a","parameters":[{"name":"n","in":"query","schema":{"type":"number","minimum":0.5}}],"responses":{"x-note":{"content":{"text/html":{}}},"200":{"$ref":"#/components/responses/Page"}}},"put":{"responses":{"200":{"content":{"application/json":{"schema":{"$ref":"#/components/schemas/Unkept"}}}}}}}},"components":{"responses":{"Page":{"description":"page","content":{"text/html":{"schema":{"$ref":"#/components/schemas/Unkept"}}}}},"schemas":{"Unkept":{"type":"string"}}}}`,
+	"html upper case":   `{"openapi":"3.0.0","paths":{"/a":{"get":{"operationId":"a","responses":{"200":{"description":"ok","content":{"Text/HTML; q=1":{}}}}},"put":{"operationId":"b","responses":{"200":{"description":"html in words only","content":{"application/json":{}}}}}}}}`,
+	"form encoding":     `{"openapi":"3.0.0","paths":{"/a":{"post":{"operationId":"a","requestBody":{"content":{"application/x-www-form-urlencoded":{"schema":{"type":"object","properties":{"meta":{"type":"object"},"ids":{"type":"array","items":{"type":"string"}}}},"encoding":{"meta":{"style":"deepObject","explode":true},"ids":{"style":"form","explode":false,"contentType":"text/plain"}}}}}}}}}`,
 	"form body":         `{"openapi":"3.0.0","paths":{"/a":{"post":{"requestBody":{"$ref":"#/components/requestBodies/f"}}}},"components":{"requestBodies":{"f":{"content":{"multipart/form-data":{"schema":{"type":"object","properties":{"file":{"type":"string","format":"binary"},"n":{"$ref":"#/components/schemas/N"}}}}}}},"schemas":{"N":{"type":"integer"}}}}`,
 }
 
@@ -218,7 +224,7 @@ func TestFastPathTaken(t *testing.T) {
 	for _, name := range []string{"petstore.yaml", "forms.yaml", "security.yaml", "cycles.yaml", "openapi31.yaml"} {
 		docs[name] = jsonFixture(t, name)
 	}
-	for _, name := range []string{"schema keywords", "cycle", "security", "servers", "deep pointer", "escaped name", "form body", "float numbers", "null operation"} {
+	for _, name := range []string{"schema keywords", "cycle", "security", "servers", "deep pointer", "escaped name", "form body", "float numbers", "null operation", "html response", "html response ref", "html odd numbers", "html upper case", "form encoding"} {
 		docs[name] = []byte(fastEdgeDocs[name])
 	}
 	for name, data := range docs {

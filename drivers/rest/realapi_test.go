@@ -3,6 +3,7 @@ package rest
 import (
 	"context"
 	"errors"
+	"io"
 	"mime"
 	"net/http"
 	"strconv"
@@ -348,5 +349,33 @@ func BenchmarkPrepareStripeForm(b *testing.B) {
 		if _, err := op.prepare(args); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// An operation that documents an HTML response gets the page itself, whether
+// the document takes the fast JSON path or the ordinary one (YAML), and whether
+// the response is written inline or as a reference to a response component.
+func TestDocumentedHTMLIsReturned(t *testing.T) {
+	page := "<html><title>Report</title><body>rows</body></html>"
+	api := newAPI(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = io.WriteString(w, page)
+	})
+	docs := map[string]string{
+		"json inline": `{"openapi":"3.0.0","info":{"title":"t","version":"1"},"paths":{"/report":{"get":{"operationId":"report","responses":{"200":{"description":"ok","content":{"text/html":{"schema":{"type":"string"}}}}}}}}}`,
+		"json ref":    `{"openapi":"3.0.0","info":{"title":"t","version":"1"},"paths":{"/report":{"get":{"operationId":"report","responses":{"200":{"$ref":"#/components/responses/Page"}}}}},"components":{"responses":{"Page":{"description":"ok","content":{"text/html":{"schema":{"type":"string"}}}}}}}`,
+		"yaml inline": "openapi: 3.0.0\ninfo: {title: t, version: '1'}\npaths:\n  /report:\n    get:\n      operationId: report\n      responses:\n        '200': {description: ok, content: {text/html: {schema: {type: string}}}}\n",
+	}
+	for name, doc := range docs {
+		t.Run(name, func(t *testing.T) {
+			td := mustToolDriver(t, Config{Spec: []byte(doc), BaseURL: api.URL, NoCache: true})
+			got, err := td.ExecuteTool(context.Background(), "report", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != page {
+				t.Errorf("result %q, want the page %q", got, page)
+			}
+		})
 	}
 }

@@ -422,21 +422,42 @@ func effectivePort(u *url.URL) string {
 // checkPinned refuses a request whose query changes a parameter the base URL
 // fixes (a signature, a tenant): the model must not repeat a key the operator
 // pinned in Config.BaseURL. query is the request's query after the arguments.
+//
+// Besides the key itself, a key that query parsers commonly read as the pinned
+// one is refused: the same key in another case (ASP.NET), and the key followed
+// by "[" or "." (tenant[]=, tenant[x]=, tenant.x=: PHP, Rails, qs, Spring), which
+// such parsers let override or replace the pinned value.
 func (op *operation) checkPinned(query url.Values) error {
 	if op.base == nil || op.base.RawQuery == "" {
 		return nil
 	}
-	for k, vs := range op.base.Query() {
+	pinned := op.base.Query()
+	for k, vs := range pinned {
 		if !slices.Equal(query[k], vs) {
 			return op.argError("the query parameter %q is fixed by the driver's base URL and cannot be set by an argument; leave it out", k)
+		}
+	}
+	for k := range query {
+		if _, ok := pinned[k]; ok {
+			continue
+		}
+		root := k
+		if i := strings.IndexAny(k, "[."); i >= 0 {
+			root = k[:i]
+		}
+		for p := range pinned {
+			if strings.EqualFold(k, p) || strings.EqualFold(root, p) {
+				return op.argError("the query parameter %q would be read as %q, which the driver's base URL fixes; an argument cannot set it, leave it out", k, p)
+			}
 		}
 	}
 	return nil
 }
 
 // checkPaths refuses a document whose path templates hold dot segments ("." or
-// "..", also percent-encoded): a server that normalises the path would send such
-// an operation outside the API's base path (/v1/../admin).
+// "..", also percent-encoded, also between encoded slashes as in "..%2F"): a
+// server that decodes and normalises the path would send such an operation
+// outside the API's base path (/v1/../admin).
 func checkPaths(paths []string) error {
 	for _, p := range paths {
 		for _, seg := range strings.Split(p, "/") {
@@ -444,11 +465,19 @@ func checkPaths(paths []string) error {
 			if err != nil {
 				dec = seg
 			}
-			dec = strings.TrimSpace(dec)
-			if dec == "." || dec == ".." || strings.Contains(dec, "\\") {
-				return fmt.Errorf("the path template %q has the segment %q; dot segments and backslashes would leave the API's base path, so the document is refused (remove or rename that path)", p, seg)
+			if strings.Contains(dec, "\\") {
+				return dotSegmentError(p, seg)
+			}
+			for _, part := range strings.Split(dec, "/") {
+				if part = strings.TrimSpace(part); part == "." || part == ".." {
+					return dotSegmentError(p, seg)
+				}
 			}
 		}
 	}
 	return nil
+}
+
+func dotSegmentError(path, seg string) error {
+	return fmt.Errorf("the path template %q has the segment %q; dot segments and backslashes would leave the API's base path, so the document is refused (remove or rename that path)", path, seg)
 }
