@@ -21,18 +21,17 @@ func (e *engine) ToolDefinition(ctx context.Context, name string) (mcs.Tool, boo
 	// A call resolved against this listing means its names are in use, exactly as
 	// when it is handed out: a later listing retires the ones it drops.
 	l.served.Store(true)
-	for _, t := range l.tools {
-		if t.Name == name {
-			t.Parameters = slices.Clone(t.Parameters)
-			for j := range t.Parameters {
-				t.Parameters[j].Schema = clone.Args(t.Parameters[j].Schema)
-			}
-			if t.Annotations != nil {
-				a := *t.Annotations
-				t.Annotations = &a
-			}
-			return t, true, nil
+	if i, ok := l.pos[name]; ok {
+		t := l.tools[i]
+		t.Parameters = slices.Clone(t.Parameters)
+		for j := range t.Parameters {
+			t.Parameters[j].Schema = clone.Args(t.Parameters[j].Schema)
 		}
+		if t.Annotations != nil {
+			a := *t.Annotations
+			t.Annotations = &a
+		}
+		return t, true, nil
 	}
 	return mcs.Tool{}, false, nil
 }

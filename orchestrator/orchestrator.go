@@ -122,6 +122,7 @@ type listing struct {
 	stamp   *stamp
 	tools   []mcs.Tool
 	index   map[string]bool // every name seen; true when exposed
+	pos     map[string]int  // exposed name -> its position in tools
 	failed  []*ListError    // drivers left out
 	dropped []error         // tools left out, with the reason
 	err     error           // the listing failed as a whole
@@ -435,6 +436,7 @@ func (o *Orchestrator) finish(s *stamp, tools []mcs.Tool, err error) *listing {
 	}
 	l.tools = make([]mcs.Tool, 0, len(tools))
 	l.index = make(map[string]bool, len(tools))
+	l.pos = make(map[string]int, len(tools))
 	for _, t := range tools {
 		if _, dup := l.index[t.Name]; dup {
 			continue
@@ -445,6 +447,7 @@ func (o *Orchestrator) finish(s *stamp, tools []mcs.Tool, err error) *listing {
 			continue
 		}
 		l.index[t.Name] = true
+		l.pos[t.Name] = len(l.tools)
 		l.tools = append(l.tools, t)
 	}
 	return l

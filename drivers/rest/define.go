@@ -23,10 +23,8 @@ func (d *ToolDriver) ToolDefinition(ctx context.Context, name string) (mcs.Tool,
 	if _, ok := s.ops[name]; !ok {
 		return mcs.Tool{}, false, nil
 	}
-	for _, t := range s.tools {
-		if t.Name == name {
-			return copyTool(t), true, nil
-		}
+	if i, ok := s.position(name); ok {
+		return copyTool(s.tools[i]), true, nil
 	}
 	return mcs.Tool{}, false, nil
 }

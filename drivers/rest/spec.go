@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/getkin/kin-openapi/openapi3"
 
@@ -58,6 +59,21 @@ type spec struct {
 	// the listing only (ops maps each name to nil) and the document to
 	// decode for executing.
 	cached *cachedSource
+
+	posOnce sync.Once
+	pos     map[string]int // tool name -> its position in tools, built on first use
+}
+
+// position returns the position of the tool name in s.tools.
+func (s *spec) position(name string) (int, bool) {
+	s.posOnce.Do(func() {
+		s.pos = make(map[string]int, len(s.tools))
+		for i, t := range s.tools {
+			s.pos[t.Name] = i
+		}
+	})
+	i, ok := s.pos[name]
+	return i, ok
 }
 
 // operation is everything needed to execute one tool.
