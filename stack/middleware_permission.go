@@ -68,6 +68,8 @@ func decodePermission(t *Table) MiddlewareConfig {
 	return c
 }
 
+func (c *permissionConfig) asks() bool { return c.ask }
+
 func (c *permissionConfig) Middleware(_ context.Context, b *Builder) (mcs.ToolMiddleware, error) {
 	var consent permission.ConsentFunc
 	if c.ask {
