@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -269,4 +271,58 @@ allow = ["echo"]
 	// hello over stdio <nil>
 	// refused: [/text: required argument is missing]
 	// true
+}
+
+// TestMCPDriverURL connects to a streamable HTTP server on loopback with
+// credentials = "env": the token goes out as a bearer token with the headers
+// of the file.
+func TestMCPDriverURL(t *testing.T) {
+	s := mcpsdk.NewServer(&mcpsdk.Implementation{Name: "http-test", Version: "1"}, nil)
+	s.AddTool(&mcpsdk.Tool{Name: "whoami", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+			return &mcpsdk.CallToolResult{Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: "me"}}}, nil
+		})
+	h := mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return s }, nil)
+	var mu sync.Mutex
+	var auths, teams []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		auths = append(auths, r.Header.Get("Authorization"))
+		teams = append(teams, r.Header.Get("X-Team"))
+		mu.Unlock()
+		if r.Header.Get("Authorization") != "Bearer test-token-1" {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	t.Setenv("MCS_TOKEN_REMOTE", "test-token-1")
+	file := "[[driver]]\nlabel = \"remote\"\ntype = \"mcp\"\nurl = " + strconv.Quote(srv.URL+"/mcp") + "\nheaders = {X-Team = \"core\"}\ncredentials = \"env\"\n"
+	st, err := stack.Parse("s.toml", []byte(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	d, err := st.Build(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := d.(mcs.ToolDriver).ExecuteTool(ctx, "whoami", nil)
+	if err != nil || got != "me" {
+		t.Errorf("whoami = %v, %v", got, err)
+	}
+	if err := st.Close(); err != nil {
+		t.Errorf("close: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(auths) == 0 {
+		t.Fatal("the server got no request")
+	}
+	for i := range auths {
+		if auths[i] != "Bearer test-token-1" || teams[i] != "core" {
+			t.Errorf("request %d: Authorization %q, X-Team %q", i, auths[i], teams[i])
+		}
+	}
 }
