@@ -26,6 +26,10 @@ func adviceFor(root *Table, path string) string {
 		return credentialAdvice
 	}
 	label := driverLabel(root, i)
+	if strings.HasPrefix(keyInTable(path), "env.") {
+		// The environment of an MCP server's child.
+		return `list the variable in env_pass = ["NAME"] and set it in the environment of this program`
+	}
 	if label == "" {
 		return credentialAdvice
 	}

@@ -12,7 +12,7 @@
 //
 //	[[driver]]
 //	label = "pets"
-//	type = "rest"                # rest | filesystem | csv
+//	type = "rest"                # rest | filesystem | csv | mcp
 //	spec = "https://petstore3.swagger.io/api/v3/openapi.json"
 //	include_tags = ["pet"]
 //	credentials = "env"          # the token from MCS_TOKEN_PETS (the label); or
@@ -25,11 +25,24 @@
 //	root = "./data"              # relative paths resolve against the stack file
 //	read_only = true
 //
+//	[[driver]]
+//	label = "everything"
+//	type = "mcp"                 # an MCP server: command = [...] (stdio) or url = "https://host/mcp"
+//	command = ["npx", "-y", "@modelcontextprotocol/server-everything"]
+//	env_pass = ["EVERYTHING_TOKEN"]           # variables the child gets from this environment
+//	call_timeout = "60s"
+//
 //	[orchestrator]
 //	strategy = ["namespacing"]   # layers, innermost first
 //
 //	[middleware]
-//	order = ["hooks", "permission", "auth"]   # outermost first
+//	order = ["tracing", "hooks", "validate", "permission", "auth"]   # outermost first
+//	[middleware.tracing]
+//	otlp_endpoint = "http://localhost:4318/v1/traces"  # OTLP/HTTP; none: the global providers
+//	content = false                           # true records arguments and results, redacted
+//	[middleware.validate]
+//	coercion = true                           # "5" -> 5 where the schema wants an integer
+//	unknown = "error"                         # undeclared arguments: "error" | "drop" | "allow"
 //	[middleware.hooks]
 //	audit_log = "mcs-audit.jsonl"             # "-": stderr
 //	[middleware.permission]
@@ -47,9 +60,20 @@
 // names the model sees (label__tool). Strategy layers: namespacing (the
 // default), always_namespacing (label__tool also for a single driver),
 // reject_conflicts, detail_loading (max_description), pagination (page_size),
-// switching, tool_search (max_results); ["flat"] means none. Without an order, the
-// middleware with a table run in the recommended order (hooks, permission,
-// auth), plus the kinds registered as Default.
+// switching, tool_search (max_results); ["flat"] means none.
+//
+// # Middleware order
+//
+// Without an order, the middleware with a table run in the recommended order,
+// outermost first: tracing (the span covers the whole chain and sees denials),
+// hooks (the audit sees every call, refused ones too), validate (nobody is asked
+// to consent to a call whose arguments are wrong), permission, auth (innermost:
+// challenges become in-band results). validate is a Default kind: it runs in
+// every stack whose file gives no order, with or without a table, so bad
+// arguments never reach a tool; a file that lists an order gets exactly what it
+// lists. An MCP server's elicitation requests are answered by the permission
+// middleware's consent handler when its table has ask = true, and declined
+// otherwise.
 //
 // # Problems
 //

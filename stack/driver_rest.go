@@ -10,7 +10,7 @@ import (
 func init() {
 	RegisterDriverType(DriverType{
 		Name:    "rest",
-		Summary: "an OpenAPI 3.x or Swagger 2.0 API over HTTP (spec, base_url, include_tags, include_paths, headers, credentials, scopes, oauth, timeout, max_response_bytes)",
+		Summary: "an OpenAPI 3.x or Swagger 2.0 API over HTTP (spec, base_url, include_tags, include_paths, headers, credentials, scopes, oauth, timeout, max_response_bytes, max_name_length, cache_dir, no_cache)",
 		Decode:  decodeREST,
 	})
 }
@@ -33,6 +33,9 @@ type restDriver struct {
 //	scopes = {api_key = "petstore"}     # optional: bind a security scheme to another scope
 //	timeout = "30s"
 //	max_response_bytes = 1048576
+//	max_name_length = 56                # longest tool name published, 16 to 64 (default 64)
+//	cache_dir = "./.mcs-cache"          # the tool-table cache, relative to the stack file
+//	no_cache = true                     # do not read or write the tool-table cache
 func decodeREST(t *Table, label string) DriverConfig {
 	d := &restDriver{}
 	d.cfg.SpecURL = t.Path("spec")
@@ -45,6 +48,12 @@ func decodeREST(t *Table, label string) DriverConfig {
 	d.cfg.Headers = t.StringMap("headers")
 	d.cfg.Timeout = t.Duration("timeout")
 	d.cfg.MaxResponseBytes = t.Int("max_response_bytes", 0, rest.MaxSpecBytes)
+	d.cfg.MaxNameLength = int(t.Int("max_name_length", 16, 64))
+	d.cfg.CacheDir = t.Path("cache_dir")
+	d.cfg.NoCache = t.Bool("no_cache")
+	if d.cfg.NoCache && d.cfg.CacheDir != "" {
+		t.Errorf("cache_dir", "no_cache = true turns the cache off; remove one of cache_dir and no_cache")
+	}
 	d.creds = decodeCredentials(t, label)
 	return d
 }

@@ -68,6 +68,8 @@ func decodePermission(t *Table) MiddlewareConfig {
 	return c
 }
 
+func (c *permissionConfig) asks() bool { return c.ask }
+
 func (c *permissionConfig) Middleware(_ context.Context, b *Builder) (mcs.ToolMiddleware, error) {
 	var consent permission.ConsentFunc
 	if c.ask {
@@ -75,6 +77,7 @@ func (c *permissionConfig) Middleware(_ context.Context, b *Builder) (mcs.ToolMi
 		if consent == nil {
 			return nil, errors.New("ask = true, but the program gives no way to ask (Host.Consent is nil); set Host.Consent or use allow and deny rules only")
 		}
+		b.consent = consent
 	}
 	return permission.New(consent, c.opts...), nil
 }

@@ -223,6 +223,10 @@ type Host struct {
 type Builder struct {
 	host    Host
 	closers []func() error
+	// consent is the handler of the stack's permission middleware when it asks
+	// (ask = true); drivers whose servers ask the user (MCP elicitation) get it
+	// too. Middleware is built before the drivers.
+	consent permission.ConsentFunc
 }
 
 // Host returns the host settings of the stack being built.

@@ -401,6 +401,19 @@ func (s *Stack) build(ctx context.Context, b *Builder) (mcs.Driver, error) {
 	return o, nil
 }
 
+// AsksConsent reports whether the built stack would ask [Host.Consent] about
+// calls: its permission middleware has ask = true. A program whose terminal is
+// not free to ask on (one that serves the stack over stdio) refuses such a
+// stack before building it.
+func (s *Stack) AsksConsent() bool {
+	for _, mc := range s.mws {
+		if a, ok := mc.(interface{ asks() bool }); ok && a.asks() {
+			return true
+		}
+	}
+	return false
+}
+
 // closeWith registers v's Close method, if it has one.
 func closeWith(b *Builder, v any) {
 	if c, ok := v.(io.Closer); ok {

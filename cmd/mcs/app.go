@@ -116,7 +116,8 @@ Exit codes: 0 success, 1 a tool failed or was denied, 2 a usage or stack error.`
 		Example: `  mcs tools
   mcs call pets__findPetsByStatus status=available
   mcs inspect
-  mcs --openapi https://petstore3.swagger.io/api/v3/openapi.json tools`,
+  mcs --openapi https://petstore3.swagger.io/api/v3/openapi.json tools
+  mcs --stack mcs.toml serve-mcp --http 127.0.0.1:8080`,
 		SilenceErrors:     true,
 		SilenceUsage:      true,
 		CompletionOptions: cobra.CompletionOptions{HiddenDefaultCmd: false},

@@ -1,13 +1,18 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // buildBinary builds the mcs command into a temporary directory.
@@ -66,4 +71,58 @@ func TestBinary(t *testing.T) {
 	if code != 2 || !strings.Contains(errOut, `mcs.toml:3: [[driver]] "x", key "type": unknown driver type "soap"`) {
 		t.Errorf("broken stack: exit %d\nstderr:\n%s", code, errOut)
 	}
+
+	// serve-mcp as an MCP host runs it: a child over stdio.
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("served over MCP\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	serve := exec.Command(bin, "--fs", dir, "serve-mcp")
+	var serveErr bytes.Buffer
+	serve.Stderr = &serveErr
+	cs, err := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "host", Version: "1"}, nil).
+		Connect(context.Background(), &mcpsdk.CommandTransport{Command: serve}, nil)
+	if err != nil {
+		t.Fatalf("connect to mcs serve-mcp: %v\nstderr:\n%s", err, serveErr.String())
+	}
+	res, err := cs.CallTool(context.Background(), &mcpsdk.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": "notes.txt"}})
+	if err != nil || res.IsError || !strings.Contains(res.Content[0].(*mcpsdk.TextContent).Text, "served over MCP") {
+		t.Errorf("read_file over stdio: %+v, %v", res, err)
+	}
+	if err := cs.Close(); err != nil {
+		t.Errorf("close the session: %v (stderr:\n%s)", err, serveErr.String())
+	}
+
+	// serve-mcp --http stops cleanly on SIGTERM.
+	httpServe := exec.Command(bin, "--fs", dir, "serve-mcp", "--http", "127.0.0.1:0")
+	stderr, err := httpServe.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := httpServe.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(stderr)
+	if !lines.Scan() || !strings.HasPrefix(lines.Text(), "mcs: serving MCP on http://127.0.0.1:") {
+		t.Fatalf("serve-mcp --http: first line %q", lines.Text())
+	}
+	endpoint, _, _ := strings.Cut(strings.TrimPrefix(lines.Text(), "mcs: serving MCP on "), " ")
+	cs, err = mcpsdk.NewClient(&mcpsdk.Implementation{Name: "host", Version: "1"}, nil).
+		Connect(context.Background(), &mcpsdk.StreamableClientTransport{Endpoint: endpoint}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.ListTools(context.Background(), nil); err != nil {
+		t.Errorf("list over HTTP: %v", err)
+	}
+	if err := httpServe.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	var tail strings.Builder
+	for lines.Scan() {
+		tail.WriteString(lines.Text() + "\n")
+	}
+	if err := httpServe.Wait(); err != nil || !strings.Contains(tail.String(), "mcs: stopped serving MCP") {
+		t.Errorf("after SIGTERM: %v\nstderr:\n%s", err, tail.String())
+	}
+	cs.Close()
 }

@@ -20,17 +20,23 @@ func newCallCommand(a *app) *cobra.Command {
 	return withArgsFlag(&cobra.Command{
 		Use:   "call TOOL [key=value ...]",
 		Short: "Run a tool through the whole stack",
-		Long: `call runs one tool through the stack's middleware (audit, permission, auth) and
+		Long: `call runs one tool through the stack's middleware (audit, validation, permission, auth) and
 prints the result, JSON pretty-printed. Arguments come from --args (a JSON object)
 and from key=value pairs, which win; values are converted to the parameter's
 type (integer, number, boolean, arrays as JSON or comma-separated, objects as
 JSON). When the permission middleware asks, the question is on stderr and the
 answer is read from stdin.
 
-Exit code 1 when the tool fails, is denied or needs authentication.`,
+Arguments are checked against the tool's schema before it runs (the validate
+middleware, on in every stack whose file gives no middleware order); a call
+that breaks it does not run, and each problem is printed on a line of its own.
+
+Exit code 1 when the tool fails, is denied, needs authentication or its
+arguments are invalid.`,
 		Example: `  mcs call pets__findPetsByStatus status=available
   mcs call pets__addPet name=Rex species=dog
-  mcs call shelter__read_csv_head --args '{"path": "adoptions.csv", "limit": 3}'`,
+  mcs call shelter__read_csv_head --args '{"path": "adoptions.csv", "limit": 3}'
+  mcs call pets__findPetsByStatus --args '{"limit": "many"}'   # exit 1: /limit: want integer`,
 		Args:              usageArgs(cobra.MinimumNArgs(1)),
 		ValidArgsFunction: a.completeTool,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -104,6 +110,10 @@ func (a *app) runTool(ctx context.Context, td mcs.ToolDriver, name string, args 
 		if errors.As(err, &ce) {
 			return failed("%s was not run: %v", name, err)
 		}
+		var ae *mcs.ArgumentsError
+		if errors.As(err, &ae) && len(ae.Problems) > 0 {
+			return failed("%s", invalidArguments(name, ae.Problems))
+		}
 		return failed("%s failed: %v", name, err)
 	}
 	fmt.Fprintln(a.stdout, formatResult(res))
@@ -114,6 +124,23 @@ func (a *app) runTool(ctx context.Context, td mcs.ToolDriver, name string, args 
 		return failed("%s needs authentication: follow the message above", name)
 	}
 	return nil
+}
+
+// invalidArguments is the message of a call the validation refused: a line
+// saying so, then one line per problem, each "path: what is wrong".
+func invalidArguments(name string, problems []string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s was not run: %d problem", name, len(problems))
+	if len(problems) != 1 {
+		b.WriteByte('s')
+	}
+	b.WriteString(" with its arguments; fix them and call again:")
+	flat := strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ")
+	for _, p := range problems {
+		b.WriteString("\n  ")
+		b.WriteString(flat.Replace(p))
+	}
+	return b.String()
 }
 
 func isAuthRequired(res any) bool {

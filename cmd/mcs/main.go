@@ -11,6 +11,7 @@
 //	mcs prompt                   the system message a model gets
 //	mcs process [FILE|-]         what a model reply would do
 //	mcs health                   healthcheck of the stack
+//	mcs serve-mcp [--http ADDR]  serve the stack's tools to MCP clients
 //
 // Exit codes: 0 success, 1 a tool failed or was denied (health: WARNING or
 // UNKNOWN), 2 a usage or stack error (health: ERROR).
@@ -21,13 +22,15 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"syscall"
 )
 
 func main() {
 	tuneGC()
-	// The first interrupt ends the context (calls, questions and the inspector
-	// stop, the demo is cleaned up); a second one ends the process at once.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	// The first interrupt or SIGTERM ends the context (calls, questions, the
+	// inspector and serve-mcp stop, the demo is cleaned up); a second one ends
+	// the process at once.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	go func() {
 		<-ctx.Done()
 		stop()

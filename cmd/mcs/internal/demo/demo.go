@@ -93,7 +93,7 @@ type = "csv"
 root = %s
 
 [middleware]
-order = ["hooks", "permission", "auth"]
+order = ["hooks", "validate", "permission", "auth"]   # validate: bad arguments never reach the API
 [middleware.hooks]
 audit_log = "-"              # audit lines on stderr
 [middleware.permission]

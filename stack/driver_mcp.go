@@ -1,0 +1,166 @@
+package stack
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"maps"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/mcs-go/mcs"
+	"github.com/mcs-go/mcs/drivers/mcp"
+	"github.com/mcs-go/mcs/middleware/auth"
+)
+
+func init() {
+	RegisterDriverType(DriverType{
+		Name:    "mcp",
+		Summary: "an MCP server (command = [...] for stdio, or url for streamable HTTP; env, env_pass, dir, headers, credentials, call_timeout)",
+		Decode:  decodeMCP,
+	})
+}
+
+var _ DriverConfig = (*mcpDriver)(nil)
+
+type mcpDriver struct {
+	cfg     mcp.Config
+	label   string
+	envPass []string
+	bearer  bool // credentials = "env": Authorization: Bearer $MCS_TOKEN_<LABEL>
+}
+
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// decodeMCP reads a [[driver]] table of type "mcp". Exactly one of command and
+// url selects the server:
+//
+//	command = ["npx", "-y", "@modelcontextprotocol/server-everything"]  # stdio: the program and its arguments
+//	env = {NODE_OPTIONS = "--max-old-space-size=256"}  # extra variables of the child (it inherits only PATH, HOME, ...)
+//	env_pass = ["GITHUB_PERSONAL_ACCESS_TOKEN"]        # variables copied from this process's environment
+//	dir = "./work"                                     # the child's working directory, relative to the stack file
+//
+//	url = "https://mcp.example.com/mcp"                # streamable HTTP
+//	headers = {X-Team = "core"}
+//	credentials = "env"                                # Authorization: Bearer $MCS_TOKEN_<LABEL>; or "none" (the default)
+//
+//	call_timeout = "60s"                               # each tool call; default 60s
+//
+// The server's elicitation requests (it asks the user during a call) are
+// answered by the consent handler of the stack's permission middleware when its
+// table has ask = true, and declined otherwise.
+func decodeMCP(t *Table, label string) DriverConfig {
+	d := &mcpDriver{label: label}
+	d.cfg.Command = t.Strings("command")
+	if v, ok := t.get("command"); ok {
+		if s, isString := v.(string); isString && strings.ContainsAny(strings.TrimSpace(s), " \t") {
+			t.Errorf("command", "write the program and its arguments as a list, such as command = [\"npx\", \"-y\", \"@modelcontextprotocol/server-everything\"]")
+		}
+	}
+	if t.Has("command") && (len(d.cfg.Command) == 0 || d.cfg.Command[0] == "") {
+		t.Errorf("command", "names no program; write command = [\"program\", \"arg\", ...]")
+	}
+	d.cfg.URL = t.String("url")
+	hasCommand, hasURL := t.Has("command"), t.Has("url")
+	switch {
+	case hasCommand && hasURL:
+		t.Errorf("url", "command and url exclude each other; keep command for a server this program starts, url for one that runs already")
+	case !hasCommand && !hasURL:
+		t.Errorf("", "names no server; add command = [\"program\", \"arg\"] (stdio) or url = \"https://host/mcp\" (streamable HTTP)")
+	case hasURL && d.cfg.URL != "" && !isURL(d.cfg.URL):
+		t.Errorf("url", "%q is not an http or https URL; write one such as \"https://host/mcp\"", d.cfg.URL)
+	}
+	env := t.StringMap("env")
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		if !envName.MatchString(k) {
+			t.Errorf("env", "%q is not a variable name; use letters, digits and '_'", k)
+			continue
+		}
+		d.cfg.Env = append(d.cfg.Env, k+"="+env[k])
+	}
+	d.envPass = t.Strings("env_pass")
+	for _, k := range d.envPass {
+		if !envName.MatchString(k) {
+			t.Errorf("env_pass", "%q is not a variable name; use letters, digits and '_'", k)
+		}
+	}
+	d.cfg.Dir = t.Path("dir")
+	d.cfg.Headers = t.StringMap("headers")
+	d.cfg.CallTimeout = t.Duration("call_timeout")
+	switch c := t.String("credentials"); c {
+	case "", credentialsNone:
+	case credentialsEnv:
+		d.bearer = true
+	default:
+		t.Errorf("credentials", "%q is not a credential source of an MCP server; use \"env\" (a bearer token from %s) or \"none\"", c, auth.EnvVarName(label))
+	}
+	if hasCommand {
+		for _, k := range []string{"headers", "credentials"} {
+			if t.Has(k) {
+				t.Errorf(k, "applies to url servers only; a command server gets its settings through env and env_pass")
+			}
+		}
+	}
+	if hasURL {
+		for _, k := range []string{"env", "env_pass", "dir"} {
+			if t.Has(k) {
+				t.Errorf(k, "applies to command servers only; a url server gets its settings through headers and credentials")
+			}
+		}
+	}
+	return d
+}
+
+// config completes the decoded config with what is known at Build time: the
+// passed-through variables, the bearer token, the host's HTTP client and
+// stderr, and the stack's consent handler.
+func (d *mcpDriver) config(b *Builder) (mcp.Config, error) {
+	cfg := d.cfg
+	cfg.Env = slices.Clone(cfg.Env)
+	for _, k := range d.envPass {
+		v, ok := os.LookupEnv(k)
+		if !ok {
+			return cfg, fmt.Errorf("env_pass names %s, which is not set; set it in the environment or remove it from env_pass", k)
+		}
+		cfg.Env = append(cfg.Env, k+"="+v)
+	}
+	if d.bearer {
+		name := auth.EnvVarName(d.label)
+		token := strings.TrimSpace(os.Getenv(name))
+		if token == "" {
+			return cfg, fmt.Errorf("credentials = \"env\", but %s is empty; set it to the server's access token", name)
+		}
+		cfg.Headers = maps.Clone(cfg.Headers)
+		if cfg.Headers == nil {
+			cfg.Headers = map[string]string{}
+		}
+		cfg.Headers["Authorization"] = "Bearer " + token
+	}
+	h := b.Host()
+	cfg.HTTPClient = h.HTTPClient
+	if h.Stderr != nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(h.Stderr, nil)).With("driver", "mcp", "label", d.label)
+	}
+	if b.consent != nil {
+		cfg.Consent = b.consent
+	}
+	return cfg, nil
+}
+
+func (d *mcpDriver) ToolDriver(ctx context.Context, b *Builder) (mcs.ToolDriver, error) {
+	cfg, err := d.config(b)
+	if err != nil {
+		return nil, err
+	}
+	return mcp.NewToolDriver(ctx, cfg)
+}
+
+func (d *mcpDriver) Driver(ctx context.Context, b *Builder, opts ...mcs.Option) (mcs.Driver, error) {
+	cfg, err := d.config(b)
+	if err != nil {
+		return nil, err
+	}
+	return mcp.New(ctx, cfg, opts...)
+}
