@@ -76,6 +76,9 @@ func argumentsJSON(args map[string]any) string {
 	if args == nil {
 		return "{}"
 	}
+	if b, ok := appendJSON(make([]byte, 0, 64), args, 0); ok {
+		return string(b)
+	}
 	b, err := json.Marshal(args)
 	if err != nil {
 		return "{}"
