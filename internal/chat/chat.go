@@ -40,6 +40,9 @@ type Config struct {
 	// BaseURLHint says how to point the chat elsewhere, such as
 	// "--base-url URL or OPENAI_BASE_URL"; "" says "--base-url URL".
 	BaseURLHint string
+	// RoundHooks run around every model request (runner.WithRoundHook), in order:
+	// the place for a "chat {model}" span under which the tool calls' spans nest.
+	RoundHooks []runner.RoundHook
 }
 
 // Commands the chat understands.
@@ -67,6 +70,9 @@ func Run(ctx context.Context, cfg Config) error {
 		runner.WithNativeTools(cfg.Native),
 		runner.WithMaxRounds(cfg.MaxRounds),
 		runner.WithOnCall(c.showCall),
+	}
+	for _, h := range cfg.RoundHooks {
+		opts = append(opts, runner.WithRoundHook(h))
 	}
 	if !cfg.NoStream {
 		opts = append(opts, runner.WithStream(func(s string) { c.out.text(s) }))
