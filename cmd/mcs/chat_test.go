@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -215,5 +216,59 @@ func TestChatProblems(t *testing.T) {
 				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s\nwant stdout with %q, stderr with %q", r.code, tt.code, r.stdout, r.stderr, tt.out, tt.err)
 			}
 		})
+	}
+}
+
+// TestChatBinary runs the built command: a question answered through a tool
+// call with consent from the piped input, then Ctrl-C (SIGINT) while the chat
+// waits for the next line ends it cleanly, with exit code 0.
+func TestChatBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary; skipped with -short")
+	}
+	bin := buildBinary(t)
+	f := newChatFixture(t, chatReplies(t)...)
+	cmd := exec.Command(bin, "chat", "--stack", f.stackFile, "--model", "gpt-test", "--base-url", f.llm.URL+"/v1", "--native")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errOut strings.Builder
+	cmd.Stderr = &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill() }()
+	if _, err := io.WriteString(stdin, "Which pets are sold?\ny\n"); err != nil {
+		t.Fatal(err)
+	}
+	// Read up to the prompt after the answer: the chat then waits for a line.
+	var out strings.Builder
+	buf := make([]byte, 1)
+	for !strings.HasSuffix(out.String(), "Rex and Tom.\n> ") {
+		if _, err := stdout.Read(buf); err != nil {
+			t.Fatalf("stdout ended (%v) before the answer:\n%s\nstderr:\n%s", err, out.String(), errOut.String())
+		}
+		out.Write(buf)
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	rest, _ := io.ReadAll(stdout)
+	out.Write(rest)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("after Ctrl-C: %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errOut.String())
+	}
+	for _, want := range []string{"(always allow this tool): \n→ pets__findPetsByStatus {\"status\":\"sold\"}\n← 63 bytes\n", "Two pets are sold: Rex and Tom.\n> \n"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out.String())
+		}
+	}
+	if q := f.queries(); len(q) != 1 {
+		t.Errorf("pet store queries %v", q)
 	}
 }

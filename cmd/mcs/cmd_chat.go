@@ -113,7 +113,15 @@ func (a *app) chat(ctx context.Context, f chatFlags) error {
 	// starts on a line of its own; both read the one shared stdin.
 	term := chat.NewTerminal(a.stdout)
 	if a.ask == nil {
-		a.ask = permission.Prompt(a.stdin, term)
+		ask := permission.Prompt(a.stdin, term)
+		a.ask = ask
+		if a.stdinTTY { // the terminal echoed the answer and its line end
+			a.ask = func(ctx context.Context, name string, args map[string]any) (bool, error) {
+				ok, err := ask(ctx, name, args)
+				term.LineEnded()
+				return ok, err
+			}
+		}
 	}
 	d, err := a.build(ctx)
 	if err != nil {

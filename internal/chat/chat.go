@@ -245,6 +245,11 @@ func (t *Terminal) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// LineEnded records that the cursor is at the start of a line, as after a
+// terminal echoed the line end of typed input (the answer to a consent
+// question), so that the next write does not add an empty line.
+func (t *Terminal) LineEnded() { t.lineEnded() }
+
 // lineEnded records that the cursor is at the start of a line.
 func (t *Terminal) lineEnded() {
 	t.mu.Lock()
