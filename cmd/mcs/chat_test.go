@@ -272,3 +272,94 @@ func TestChatBinary(t *testing.T) {
 		t.Errorf("pet store queries %v", q)
 	}
 }
+
+// TestChatProviders runs the same conversation through the text protocol (no
+// --native) and through the Anthropic Messages API: the call line, the consent
+// question on the same input and the answer, and the tool result sent back in
+// each wire shape.
+func TestChatProviders(t *testing.T) {
+	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+	tests := []struct {
+		name    string
+		replies []string
+		args    func(url string) []string
+		before  string // the streamed text before the call
+		check   func(t *testing.T, paths []string, bodies []map[string]any)
+	}{
+		{
+			name:    "openai text protocol",
+			replies: []string{"find_sold_text.sse", "answer_sold.sse"},
+			args:    func(url string) []string { return []string{"--base-url", url + "/v1"} },
+			before:  "Let me look. ",
+			check: func(t *testing.T, paths []string, bodies []map[string]any) {
+				if _, ok := bodies[0]["tools"]; ok {
+					t.Errorf("the text protocol sent native tools: %v", bodies[0]["tools"])
+				}
+				msgs, _ := bodies[1]["messages"].([]any)
+				if len(msgs) < 4 || !strings.Contains(fmt.Sprint(msgs[len(msgs)-1]), "Rex") {
+					t.Errorf("the tool result is not the last message of the second request: %v", msgs)
+				}
+			},
+		},
+		{
+			name:    "anthropic native",
+			replies: []string{"find_sold_anthropic.sse", "answer_sold_anthropic.sse"},
+			args: func(url string) []string {
+				return []string{"--provider", "anthropic", "--base-url", url, "--native"}
+			},
+			before: "Let me look.",
+			check: func(t *testing.T, paths []string, bodies []map[string]any) {
+				if !cmp.Equal(paths, []string{"/v1/messages", "/v1/messages"}) {
+					t.Errorf("paths %v", paths)
+				}
+				if tools, _ := bodies[0]["tools"].([]any); len(tools) != 1 {
+					t.Errorf("first request has %d tools, want 1", len(tools))
+				}
+				msgs, _ := bodies[1]["messages"].([]any)
+				if len(msgs) != 3 { // user, assistant with tool_use, user with tool_result
+					t.Fatalf("second request has %d messages, want 3: %v", len(msgs), msgs)
+				}
+				if s := fmt.Sprint(msgs[2]); !strings.Contains(s, "tool_result") || !strings.Contains(s, "toolu_1") || !strings.Contains(s, "Rex") {
+					t.Errorf("the tool result sent back: %s", s)
+				}
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var replies []replay.Reply
+			for _, r := range tt.replies {
+				replies = append(replies, replay.SSE(t, filepath.Join("testdata/chat", r)))
+			}
+			f := newChatFixture(t, replies...)
+			args := append([]string{"chat", "--stack", f.stackFile, "--model", "m-test"}, tt.args(f.llm.URL)...)
+			r := mcsRun(t, "Which pets are sold?\ny\n", args...)
+			if r.code != 0 {
+				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+			}
+			want := `mcs chat with m-test (commands: /tools lists the tools, /reset starts a new conversation, /quit (or Ctrl-D) ends the chat)
+> ` + tt.before + `
+Tool "pets__findPetsByStatus" on driver "Orchestrator" (id "mcs-go/orchestrator") wants to run with these arguments:
+{
+  "status": "sold"
+}
+Allow it? y (yes), n (no), a (always allow this tool): 
+→ pets__findPetsByStatus {"status":"sold"}
+← 63 bytes
+Two pets are sold: Rex and Tom.
+> 
+`
+			if diff := cmp.Diff(want, r.stdout); diff != "" {
+				t.Errorf("stdout (-want +got):\n%s", diff)
+			}
+			if q := f.queries(); !cmp.Equal(q, []string{"/pets/findByStatus?status=sold"}) {
+				t.Errorf("pet store queries %v", q)
+			}
+			bodies := f.llm.Bodies(t)
+			if len(bodies) != 2 {
+				t.Fatalf("%d model requests, want 2", len(bodies))
+			}
+			tt.check(t, f.llm.Paths(), bodies)
+		})
+	}
+}
