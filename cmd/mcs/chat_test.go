@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -16,8 +18,15 @@ import (
 	"go.opentelemetry.io/otel"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 
+	"github.com/mcs-go/mcs"
+	"github.com/mcs-go/mcs/drivers/rest"
+	"github.com/mcs-go/mcs/internal/chat"
 	"github.com/mcs-go/mcs/internal/replay"
+	"github.com/mcs-go/mcs/middleware/tracing"
+	"github.com/mcs-go/mcs/runner"
+	"github.com/mcs-go/mcs/runner/openai"
 )
 
 const chatPetSpec = `openapi: 3.0.3
@@ -361,5 +370,51 @@ Two pets are sold: Rex and Tom.
 			}
 			tt.check(t, f.llm.Paths(), bodies)
 		})
+	}
+}
+
+// TestChatRoundSpansNest: with the tracing middleware on the driver, the
+// execute_tool span of a call is a child of the "chat {model}" span of the round
+// whose reply asked for it.
+func TestChatRoundSpansNest(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	prev := otel.GetTracerProvider()
+	otel.SetTracerProvider(tp)
+	t.Cleanup(func() { otel.SetTracerProvider(prev) })
+
+	pets := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, chatSold)
+	}))
+	t.Cleanup(pets.Close)
+	d, err := rest.New(rest.Config{Spec: []byte(chatPetSpec), BaseURL: pets.URL},
+		mcs.WithMiddleware(tracing.New()), mcs.WithNativeTools(func(string) bool { return true }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	llm := replay.New(t, replay.SSE(t, "../../internal/chat/testdata/find_sold.sse"), replay.SSE(t, "testdata/chat/answer_sold.sse"))
+	model, err := openai.New(openai.Config{Model: "gpt-test", BaseURL: llm.URL + "/v1", APIKey: "sk-test", MaxRetries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	err = chat.Run(context.Background(), chat.Config{Driver: d, Model: model, In: strings.NewReader("Which pets are sold?\n"),
+		Out: &out, Native: true, RoundHooks: []runner.RoundHook{roundSpans("openai")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := map[trace.SpanID]string{}
+	for _, s := range rec.Ended() {
+		byID[s.SpanContext().SpanID()] = s.Name()
+	}
+	var tree []string
+	for _, s := range rec.Ended() {
+		tree = append(tree, s.Name()+" < "+byID[s.Parent().SpanID()])
+	}
+	sort.Strings(tree)
+	want := []string{"chat gpt-test < ", "chat gpt-test < ", "execute_tool findPetsByStatus < chat gpt-test"}
+	if diff := cmp.Diff(want, tree); diff != "" {
+		t.Errorf("span tree, name < parent (-want +got):\n%s\noutput:\n%s", diff, out.String())
 	}
 }
