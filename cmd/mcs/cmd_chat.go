@@ -95,7 +95,8 @@ func (a *app) chat(ctx context.Context, f chatFlags) error {
 	var model runner.Model
 	var hint string
 	var err error
-	switch f.provider {
+	provider := strings.ToLower(strings.TrimSpace(f.provider))
+	switch provider {
 	case "openai":
 		model, err = openai.New(openai.Config{Model: f.model, BaseURL: f.baseURL})
 		hint = "--base-url URL or OPENAI_BASE_URL"
@@ -136,7 +137,7 @@ func (a *app) chat(ctx context.Context, f chatFlags) error {
 		NoStream:    f.noStream,
 		MaxRounds:   f.maxRound,
 		BaseURLHint: hint,
-		RoundHooks:  []runner.RoundHook{roundSpans(f.provider)},
+		RoundHooks:  []runner.RoundHook{roundSpans(provider)},
 	})
 	if err != nil {
 		return &exitError{code: exitFailed, err: err}
