@@ -40,6 +40,9 @@ type Config struct {
 	// BaseURLHint says how to point the chat elsewhere, such as
 	// "--base-url URL or OPENAI_BASE_URL"; "" says "--base-url URL".
 	BaseURLHint string
+	// RoundHooks run around every model request (runner.WithRoundHook), in order:
+	// the place for a "chat {model}" span under which the tool calls' spans nest.
+	RoundHooks []runner.RoundHook
 }
 
 // Commands the chat understands.
@@ -67,6 +70,9 @@ func Run(ctx context.Context, cfg Config) error {
 		runner.WithNativeTools(cfg.Native),
 		runner.WithMaxRounds(cfg.MaxRounds),
 		runner.WithOnCall(c.showCall),
+	}
+	for _, h := range cfg.RoundHooks {
+		opts = append(opts, runner.WithRoundHook(h))
 	}
 	if !cfg.NoStream {
 		opts = append(opts, runner.WithStream(func(s string) { c.out.text(s) }))
@@ -238,6 +244,11 @@ func (t *Terminal) Write(p []byte) (int, error) {
 	}
 	return n, err
 }
+
+// LineEnded records that the cursor is at the start of a line, as after a
+// terminal echoed the line end of typed input (the answer to a consent
+// question), so that the next write does not add an empty line.
+func (t *Terminal) LineEnded() { t.lineEnded() }
 
 // lineEnded records that the cursor is at the start of a line.
 func (t *Terminal) lineEnded() {

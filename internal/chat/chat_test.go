@@ -110,7 +110,7 @@ func TestChatEndToEnd(t *testing.T) {
 					t.Errorf("output lacks %q:\n%s", want, got)
 				}
 			}
-			if !noStream && !strings.Contains(got, "> Let me look.\nTool \"findPetsByStatus\" wants to run") {
+			if !noStream && !strings.Contains(got, "> Let me look.\nTool \"findPetsByStatus\" on driver") {
 				t.Errorf("the streamed text before the call is not shown before the call line:\n%s", got)
 			}
 			if q := queries(); len(q) != 1 || q[0] != "/pets/findByStatus?status=sold" {
