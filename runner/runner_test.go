@@ -187,7 +187,7 @@ func TestTextCallsOwnedAndForeign(t *testing.T) {
 		want := []string{
 			"user: go",
 			"assistant: " + reply, // a whole reply: the driver's echo holds all of it
-			"system: 12:00 UTC",
+			framed("get_time", map[string]any{"zone": "UTC"}, "12:00 UTC"),
 			"user: The call to the tool 'get_tme' failed: unknown tool: tool \"get_tme\" does not exist; the closest tools are \"get_time\", \"get_weather\"\n" +
 				"Check the tool name and the arguments against the tool list and try again, or answer the user without the tool.",
 		}
@@ -238,4 +238,11 @@ func TestModelError(t *testing.T) {
 	if strings.Contains(want, "%!") {
 		t.Error("bad format")
 	}
+}
+
+// framed is a text-protocol tool result as the default codec puts it in the
+// history: a user turn that frames the content as data the tool returned.
+func framed(tool string, args map[string]any, content string) string {
+	m := mcs.DefaultPromptStrategy().(mcs.CallResultMessager).CallResultMessage(mcs.ToolCall{Name: tool, Arguments: args}, content, false)
+	return fmt.Sprintf("%v: %v", m["role"], m["content"])
 }

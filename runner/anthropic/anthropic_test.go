@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/mcs-go/mcs"
 	"github.com/mcs-go/mcs/internal/replay"
 	"github.com/mcs-go/mcs/runner"
 	"github.com/mcs-go/mcs/runner/anthropic"
@@ -227,13 +228,18 @@ func answered(t *testing.T, body map[string]any) {
 	}
 }
 
-// The text protocol's results are system-role messages by default; the Messages
-// API has no such role inside messages, so they go out as user turns.
+// A codec may put the text protocol's results in system-role messages (the
+// reference's choice); the Messages API has no such role inside messages, so they
+// go out as user turns.
 func TestRunTextProtocolSystemResults(t *testing.T) {
 	srv := replay.New(t, sse(t, "text_call"), sse(t, "answer_rome"))
 	w := &replay.Weather{}
 	var shown strings.Builder
-	r := runner.New(w.Driver(), newModel(t, srv.URL), runner.WithStream(func(s string) { shown.WriteString(s) }))
+	ps, err := mcs.ParsePromptStrategy("system-results.toml", []byte("[history]\nresult_role = \"system\"\nresult_template = \"\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runner.New(w.Driver(mcs.WithPromptStrategy(ps)), newModel(t, srv.URL), runner.WithStream(func(s string) { shown.WriteString(s) }))
 	res, err := r.Run(context.Background(), nil, "hi")
 	if err != nil {
 		t.Fatal(err)

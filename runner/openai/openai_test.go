@@ -93,7 +93,8 @@ func TestRunStreamingNative(t *testing.T) {
 			records: []string{"call_1 get_weather ok"},
 			rounds: [][]string{
 				{"system", "user: hi"},
-				{"system", "user: hi", `assistant:  [call_1 get_weather {"city":"Rome"}]`, "tool call_1: sunny in Rome"},
+				// The model's own arguments text goes back as it wrote it.
+				{"system", "user: hi", `assistant:  [call_1 get_weather {"city": "Rome"}]`, "tool call_1: sunny in Rome"},
 			},
 			usage: runner.Usage{InputTokens: 50, OutputTokens: 13},
 		},
@@ -271,7 +272,8 @@ func TestRunStreamingTextProtocol(t *testing.T) {
 		{
 			name: "text call", replies: []string{"text_call", "answer_rome"},
 			shown: "Checking. It is sunny in Rome.", calls: []string{"get_weather map[city:Rome]"},
-			second: []string{"system", "user: hi", `assistant: Checking. {"tool": "get_weather", "arguments": {"city": "Rome"}}`, "system: sunny in Rome"},
+			second: []string{"system", "user: hi", `assistant: Checking. {"tool": "get_weather", "arguments": {"city": "Rome"}}`,
+				framed("get_weather", map[string]any{"city": "Rome"}, "sunny in Rome")},
 		},
 		{
 			name: "text call of a tool that does not exist", replies: []string{"text_unowned", "answer_rome"},
@@ -482,3 +484,10 @@ func TestCancel(t *testing.T) {
 }
 
 var _ = http.StatusOK
+
+// framed is a text-protocol tool result as the default codec puts it in the
+// history: a user turn that frames the content as data the tool returned.
+func framed(tool string, args map[string]any, content string) string {
+	m := mcs.DefaultPromptStrategy().(mcs.CallResultMessager).CallResultMessage(mcs.ToolCall{Name: tool, Arguments: args}, content, false)
+	return fmt.Sprintf("%v: %v", m["role"], m["content"])
+}
