@@ -112,7 +112,8 @@ are declared in a stack file: mcs.toml in the current directory, or --stack FILE
 its embedded demo: a pet store API served on loopback and a small CSV data set,
 behind an audit log and a permission policy.
 
-Exit codes: 0 success, 1 a tool failed or was denied, 2 a usage or stack error.`,
+Exit codes: 0 success, 1 a tool failed, was denied, needs authentication or got invalid
+arguments (health: WARNING or UNKNOWN), 2 a usage or stack error (health: ERROR).`,
 		Example: `  mcs tools
   mcs call pets__findPetsByStatus status=available
   mcs inspect

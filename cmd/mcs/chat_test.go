@@ -114,7 +114,7 @@ func TestChatEndToEnd(t *testing.T) {
 	}
 	want := `mcs chat with gpt-test (commands: /tools lists the tools, /reset starts a new conversation, /quit (or Ctrl-D) ends the chat)
 > Let me look.
-Tool "pets__findPetsByStatus" on driver "Orchestrator" (id "mcs-go/orchestrator") wants to run with these arguments:
+Tool "pets__findPetsByStatus" (driver "pets", via the orchestrator) wants to run with these arguments:
 {
   "status": "sold"
 }
@@ -348,7 +348,7 @@ func TestChatProviders(t *testing.T) {
 			}
 			want := `mcs chat with m-test (commands: /tools lists the tools, /reset starts a new conversation, /quit (or Ctrl-D) ends the chat)
 > ` + tt.before + `
-Tool "pets__findPetsByStatus" on driver "Orchestrator" (id "mcs-go/orchestrator") wants to run with these arguments:
+Tool "pets__findPetsByStatus" (driver "pets", via the orchestrator) wants to run with these arguments:
 {
   "status": "sold"
 }
