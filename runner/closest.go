@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"github.com/mcs-go/mcs/internal/toolname"
 	"slices"
 	"strings"
 )
@@ -31,9 +32,9 @@ func closest(name string, names []string) []string {
 		case strings.Contains(ln, lname) || strings.Contains(lname, ln):
 			c.rank = 1
 		}
-		c.dist = distance(lname, ln)
+		c.dist = toolname.Distance(lname, ln)
 		if i := strings.LastIndex(ln, "__"); i >= 0 { // the name without its namespace
-			c.dist = min(c.dist, distance(lname, ln[i+2:]))
+			c.dist = min(c.dist, toolname.Distance(lname, ln[i+2:]))
 		}
 		cands = append(cands, c)
 	}
@@ -68,28 +69,4 @@ func closestText(name string, names []string) string {
 		q[i] = fmt.Sprintf("%q", n)
 	}
 	return "the closest tools are " + strings.Join(q, ", ")
-}
-
-// distance is the Levenshtein distance between a and b, in bytes; names longer
-// than 256 bytes are compared on their first 256 (tool names have at most 64).
-func distance(a, b string) int {
-	const limit = 256
-	a, b = a[:min(len(a), limit)], b[:min(len(b), limit)]
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -88,14 +88,3 @@ sub = {k = true}
 		t.Error("a key that was asked for is reported unknown")
 	}
 }
-
-func TestEditDistance(t *testing.T) {
-	for _, tc := range []struct {
-		a, b string
-		want int
-	}{{"spec", "spek", 1}, {"", "abc", 3}, {"page_size", "page_sise", 1}, {"audit", "audit_log", 4}, {"same", "same", 0}} {
-		if got := editDistance(tc.a, tc.b); got != tc.want {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
-		}
-	}
-}
