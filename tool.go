@@ -53,6 +53,25 @@ type ToolAnnotations struct {
 	OpenWorld bool
 }
 
+// Clone returns a deep copy of t: its parameters, their schemas (as [CloneArgs]
+// copies them) and its annotations are its own, so a caller may change the copy
+// without changing a driver's listing.
+func (t Tool) Clone() Tool {
+	if t.Parameters != nil {
+		ps := make([]Parameter, len(t.Parameters))
+		for i, p := range t.Parameters {
+			p.Schema = CloneArgs(p.Schema)
+			ps[i] = p
+		}
+		t.Parameters = ps
+	}
+	if t.Annotations != nil {
+		a := *t.Annotations
+		t.Annotations = &a
+	}
+	return t
+}
+
 // Summary returns the text that describes the tool to the model: Description, or
 // Title when Description is empty.
 func (t Tool) Summary() string {

@@ -2,10 +2,8 @@ package orchestrator
 
 import (
 	"context"
-	"slices"
 
 	"github.com/mcs-go/mcs"
-	"github.com/mcs-go/mcs/internal/clone"
 )
 
 var _ mcs.ToolDefiner = (*engine)(nil)
@@ -22,16 +20,7 @@ func (e *engine) ToolDefinition(ctx context.Context, name string) (mcs.Tool, boo
 	// when it is handed out: a later listing retires the ones it drops.
 	l.served.Store(true)
 	if i, ok := l.pos[name]; ok {
-		t := l.tools[i]
-		t.Parameters = slices.Clone(t.Parameters)
-		for j := range t.Parameters {
-			t.Parameters[j].Schema = clone.Args(t.Parameters[j].Schema)
-		}
-		if t.Annotations != nil {
-			a := *t.Annotations
-			t.Annotations = &a
-		}
-		return t, true, nil
+		return l.tools[i].Clone(), true, nil
 	}
 	return mcs.Tool{}, false, nil
 }

@@ -98,7 +98,7 @@ func (t *Table) ListTools(context.Context) ([]mcs.Tool, error) {
 	defer t.mu.RUnlock()
 	out := make([]mcs.Tool, len(t.tools))
 	for i, tool := range t.tools {
-		out[i] = copyTool(tool)
+		out[i] = tool.Clone()
 	}
 	return out, nil
 }
@@ -119,7 +119,7 @@ func (t *Table) ToolDefinition(_ context.Context, name string) (mcs.Tool, bool, 
 	if !ok {
 		return mcs.Tool{}, false, nil
 	}
-	return copyTool(e.tool), true, nil
+	return e.tool.Clone(), true, nil
 }
 
 // ToolsVersion increases with every tool added; an orchestrator reads it to know
@@ -228,13 +228,13 @@ func Add[In, Out any](t *Table, name, description string, fn func(context.Contex
 			panic(fmt.Sprintf("tools: tool %q: WithParameterDescription names %q, which is not a parameter", name, p))
 		}
 		fields[i].desc = desc
-		fields[i].schema = cloneMap(fields[i].schema)
+		fields[i].schema = mcs.CloneArgs(fields[i].schema)
 		fields[i].schema["description"] = desc
 	}
 	for _, f := range fields {
 		schema := f.schema
 		if f.desc != "" {
-			schema = cloneMap(schema)
+			schema = mcs.CloneArgs(schema)
 			delete(schema, "description")
 		}
 		tool.Parameters = append(tool.Parameters, mcs.Parameter{
@@ -264,42 +264,4 @@ func Add[In, Out any](t *Table, name, description string, fn func(context.Contex
 	t.tools = append(t.tools, tool)
 	t.byName[name] = &entry{tool: tool, run: run}
 	t.version.Add(1)
-}
-
-func copyTool(t mcs.Tool) mcs.Tool {
-	t.Parameters = slices.Clone(t.Parameters)
-	for i := range t.Parameters {
-		t.Parameters[i].Schema = cloneMap(t.Parameters[i].Schema)
-	}
-	if t.Annotations != nil {
-		a := *t.Annotations
-		t.Annotations = &a
-	}
-	return t
-}
-
-// cloneMap deep-copies a schema: maps and slices are new, leaves are shared.
-func cloneMap(m map[string]any) map[string]any {
-	if m == nil {
-		return nil
-	}
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = cloneValue(v)
-	}
-	return out
-}
-
-func cloneValue(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		return cloneMap(x)
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = cloneValue(e)
-		}
-		return out
-	}
-	return v
 }

@@ -2,10 +2,8 @@ package rest
 
 import (
 	"context"
-	"slices"
 
 	"github.com/mcs-go/mcs"
-	"github.com/mcs-go/mcs/internal/clone"
 )
 
 var _ mcs.ToolDefiner = (*ToolDriver)(nil)
@@ -24,20 +22,7 @@ func (d *ToolDriver) ToolDefinition(ctx context.Context, name string) (mcs.Tool,
 		return mcs.Tool{}, false, nil
 	}
 	if i, ok := s.position(name); ok {
-		return copyTool(s.tools[i]), true, nil
+		return s.tools[i].Clone(), true, nil
 	}
 	return mcs.Tool{}, false, nil
-}
-
-// copyTool returns t with its own parameters, schemas and annotations.
-func copyTool(t mcs.Tool) mcs.Tool {
-	t.Parameters = slices.Clone(t.Parameters)
-	for j := range t.Parameters {
-		t.Parameters[j].Schema = clone.Args(t.Parameters[j].Schema)
-	}
-	if t.Annotations != nil {
-		a := *t.Annotations
-		t.Annotations = &a
-	}
-	return t
 }

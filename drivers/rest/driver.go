@@ -15,7 +15,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcs-go/mcs"
-	"github.com/mcs-go/mcs/internal/clone"
 	"github.com/mcs-go/mcs/internal/textcut"
 )
 
@@ -231,15 +230,7 @@ func (d *ToolDriver) ListTools(ctx context.Context) ([]mcs.Tool, error) {
 	}
 	out := make([]mcs.Tool, len(s.tools))
 	for i, t := range s.tools {
-		t.Parameters = slices.Clone(t.Parameters)
-		for j := range t.Parameters {
-			t.Parameters[j].Schema = clone.Args(t.Parameters[j].Schema)
-		}
-		if t.Annotations != nil {
-			a := *t.Annotations
-			t.Annotations = &a
-		}
-		out[i] = t
+		out[i] = t.Clone()
 	}
 	return out, nil
 }
