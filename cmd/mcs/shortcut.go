@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/mcs-go/mcs/cmd/mcs/internal/tomlstr"
 	"strings"
 )
 
@@ -16,42 +17,23 @@ func shortcutStack(openapi, fs, csv []string, baseURL string) []byte {
 		if n > 0 {
 			label = fmt.Sprintf("%s-%d", label, n+1)
 		}
-		fmt.Fprintf(&b, "[[driver]]\nlabel = %s\ntype = %s\n", tomlString(label), tomlString(typ))
+		fmt.Fprintf(&b, "[[driver]]\nlabel = %s\ntype = %s\n", tomlstr.Quote(label), tomlstr.Quote(typ))
 		for i := 0; i+1 < len(keys); i += 2 {
 			fmt.Fprintf(&b, "%s = %s\n", keys[i], keys[i+1])
 		}
 	}
 	for i, spec := range openapi {
-		keys := []string{"spec", tomlString(spec)}
+		keys := []string{"spec", tomlstr.Quote(spec)}
 		if baseURL != "" {
-			keys = append(keys, "base_url", tomlString(baseURL))
+			keys = append(keys, "base_url", tomlstr.Quote(baseURL))
 		}
 		add("api", i, "rest", keys...)
 	}
 	for i, dir := range fs {
-		add("files", i, "filesystem", "root", tomlString(dir), "read_only", "true")
+		add("files", i, "filesystem", "root", tomlstr.Quote(dir), "read_only", "true")
 	}
 	for i, dir := range csv {
-		add("csv", i, "csv", "root", tomlString(dir))
+		add("csv", i, "csv", "root", tomlstr.Quote(dir))
 	}
 	return []byte(b.String())
-}
-
-// tomlString writes s as a TOML basic string.
-func tomlString(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"' || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, "\\u%04X", r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
 }

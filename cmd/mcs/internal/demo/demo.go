@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcs-go/mcs/cmd/mcs/internal/tomlstr"
 	"net"
 	"net/http"
 	"os"
@@ -99,26 +100,7 @@ audit_log = "-"              # audit lines on stderr
 [middleware.permission]
 read_only = true             # reads (GET, every CSV tool) run without asking
 ask = true                   # every other call (the writes) is asked
-`, quote(d.URL+"/openapi.json"), APIKey, quote(d.Dir)))
-}
-
-// quote writes s as a TOML basic string.
-func quote(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"' || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, "\\u%04X", r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
+`, tomlstr.Quote(d.URL+"/openapi.json"), APIKey, tomlstr.Quote(d.Dir)))
 }
 
 // Close stops the server and removes the data set.
