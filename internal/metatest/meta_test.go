@@ -71,24 +71,31 @@ func TestEveryDriverMetaIsHonest(t *testing.T) {
 	}
 	drivers["orchestrator over a BaseDriver"] = o
 	for name, d := range drivers {
-		m := d.Meta()
-		_, isDriver := d.(mcs.Driver)
-		_, isToolDriver := d.(mcs.ToolDriver)
-		_, isNative := d.(mcs.SupportsNativeTools)
-		_, isStreaming := d.(mcs.SupportsStreaming)
-		_, isMiddleware := d.(mcs.SupportsToolMiddleware)
-		_, isHealth := d.(mcs.SupportsHealthcheck)
-		for flag, implements := range map[mcs.Capability]bool{
-			mcs.CapabilityStandalone:     isDriver,
-			mcs.CapabilityOrchestratable: isToolDriver,
-			mcs.CapabilityNativeTools:    isNative,
-			mcs.CapabilityStreaming:      isStreaming,
-			mcs.CapabilityToolMiddleware: isMiddleware,
-			mcs.CapabilityHealthcheck:    isHealth,
-		} {
-			if m.HasCapability(flag) != implements {
-				t.Errorf("%s: meta says %s=%v, the type assertion says %v", name, flag, m.HasCapability(flag), implements)
-			}
+		checkHonest(t, name, d)
+	}
+}
+
+// checkHonest fails t when d's meta and a type assertion disagree about any
+// capability flag.
+func checkHonest(t *testing.T, name string, d metaer) {
+	t.Helper()
+	m := d.Meta()
+	_, isDriver := d.(mcs.Driver)
+	_, isToolDriver := d.(mcs.ToolDriver)
+	_, isNative := d.(mcs.SupportsNativeTools)
+	_, isStreaming := d.(mcs.SupportsStreaming)
+	_, isMiddleware := d.(mcs.SupportsToolMiddleware)
+	_, isHealth := d.(mcs.SupportsHealthcheck)
+	for flag, implements := range map[mcs.Capability]bool{
+		mcs.CapabilityStandalone:     isDriver,
+		mcs.CapabilityOrchestratable: isToolDriver,
+		mcs.CapabilityNativeTools:    isNative,
+		mcs.CapabilityStreaming:      isStreaming,
+		mcs.CapabilityToolMiddleware: isMiddleware,
+		mcs.CapabilityHealthcheck:    isHealth,
+	} {
+		if m.HasCapability(flag) != implements {
+			t.Errorf("%s: meta says %s=%v, the type assertion says %v", name, flag, m.HasCapability(flag), implements)
 		}
 	}
 }

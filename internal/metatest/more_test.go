@@ -58,24 +58,7 @@ func TestTypedAndMCPDriversAreHonest(t *testing.T) {
 		"BaseDriver over mcp tool": mcs.NewBaseDriver(mtd),
 	}
 	for name, d := range drivers {
-		m := d.Meta()
-		_, isDriver := d.(mcs.Driver)
-		_, isNative := d.(mcs.SupportsNativeTools)
-		_, isStreaming := d.(mcs.SupportsStreaming)
-		_, isMiddleware := d.(mcs.SupportsToolMiddleware)
-		_, isHealth := d.(mcs.SupportsHealthcheck)
-		for flag, implements := range map[mcs.Capability]bool{
-			mcs.CapabilityStandalone:     isDriver,
-			mcs.CapabilityOrchestratable: true,
-			mcs.CapabilityNativeTools:    isNative,
-			mcs.CapabilityStreaming:      isStreaming,
-			mcs.CapabilityToolMiddleware: isMiddleware,
-			mcs.CapabilityHealthcheck:    isHealth,
-		} {
-			if m.HasCapability(flag) != implements {
-				t.Errorf("%s: meta says %s=%v, the type assertion says %v", name, flag, m.HasCapability(flag), implements)
-			}
-		}
+		checkHonest(t, name, d)
 		if _, err := d.ExecuteTool(ctx, "no_such_tool", nil); !errors.Is(err, mcs.ErrUnknownTool) {
 			t.Errorf("%s: unknown tool: %v does not wrap mcs.ErrUnknownTool", name, err)
 		}
