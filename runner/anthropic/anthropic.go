@@ -15,9 +15,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	ep "github.com/mcs-go/mcs/runner/internal/endpoint"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 
 	ant "github.com/anthropics/anthropic-sdk-go/v2"
@@ -71,21 +71,11 @@ func New(cfg Config) (*Model, error) {
 	if strings.TrimSpace(cfg.Model) == "" {
 		return nil, errors.New("anthropic: no model name: set Config.Model (for example claude-sonnet-4-5)")
 	}
-	endpoint := cfg.BaseURL
-	if endpoint == "" {
-		endpoint = os.Getenv("ANTHROPIC_BASE_URL")
+	endpoint, _, err := ep.Resolve("anthropic", cfg.BaseURL, "ANTHROPIC_BASE_URL", DefaultBaseURL, DefaultBaseURL)
+	if err != nil {
+		return nil, err
 	}
-	if endpoint == "" {
-		endpoint = DefaultBaseURL
-	}
-	u, err := url.Parse(endpoint)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("anthropic: base URL %q is not an absolute http or https URL (such as %s)", endpoint, DefaultBaseURL)
-	}
-	key := cfg.APIKey
-	if key == "" {
-		key = os.Getenv("ANTHROPIC_API_KEY")
-	}
+	key := ep.Key(cfg.APIKey, "ANTHROPIC_API_KEY")
 	if key == "" {
 		return nil, &runner.ModelError{Provider: "anthropic", Endpoint: endpoint, Model: cfg.Model, Kind: runner.ErrNoAPIKey,
 			Hint: "set ANTHROPIC_API_KEY (or Config.APIKey)"}

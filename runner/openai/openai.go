@@ -13,9 +13,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	ep "github.com/mcs-go/mcs/runner/internal/endpoint"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 
 	oai "github.com/openai/openai-go/v3"
@@ -70,21 +70,11 @@ func New(cfg Config) (*Model, error) {
 	if strings.TrimSpace(cfg.Model) == "" {
 		return nil, errors.New("openai: no model name: set Config.Model (for example gpt-4o-mini)")
 	}
-	endpoint := cfg.BaseURL
-	if endpoint == "" {
-		endpoint = os.Getenv("OPENAI_BASE_URL")
+	endpoint, u, err := ep.Resolve("openai", cfg.BaseURL, "OPENAI_BASE_URL", DefaultBaseURL, "http://localhost:11434/v1")
+	if err != nil {
+		return nil, err
 	}
-	if endpoint == "" {
-		endpoint = DefaultBaseURL
-	}
-	u, err := url.Parse(endpoint)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("openai: base URL %q is not an absolute http or https URL (such as http://localhost:11434/v1)", endpoint)
-	}
-	key := cfg.APIKey
-	if key == "" {
-		key = os.Getenv("OPENAI_API_KEY")
-	}
+	key := ep.Key(cfg.APIKey, "OPENAI_API_KEY")
 	if key == "" && u.Host == "api.openai.com" {
 		return nil, &runner.ModelError{Provider: "openai", Endpoint: endpoint, Model: cfg.Model, Kind: runner.ErrNoAPIKey,
 			Hint: "set OPENAI_API_KEY (or Config.APIKey), or point the base URL at a server that needs no key"}
