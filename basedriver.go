@@ -234,22 +234,28 @@ func (b *BaseDriver) ExecuteTool(ctx context.Context, name string, args map[stri
 		}
 	}()
 	info, _ := CallInfoFromContext(ctx)
-	return b.execute(ctx, info, name, args)
+	return b.execute(ctx, info, name, args, nil)
 }
 
 // execute runs the chain with info completed by this driver's meta and the tool's
-// definition; a panic is the caller's to recover.
-func (b *BaseDriver) execute(ctx context.Context, info CallInfo, name string, args map[string]any) (any, error) {
+// definition; a panic is the caller's to recover. The call's context is built in
+// slot when it is not nil (so that it shares an allocation with the caller's
+// records), in a new value otherwise.
+func (b *BaseDriver) execute(ctx context.Context, info CallInfo, name string, args map[string]any, slot *callInfoCtx) (any, error) {
 	if args == nil {
 		args = map[string]any{}
 	}
 	info.Driver = b.sharedMeta()
 	info.Tool = lookupTool(ctx, b.td, name)
-	return b.chain.Load().call(ContextWithCallInfo(ctx, info), name, args)
+	if slot == nil {
+		slot = new(callInfoCtx)
+	}
+	*slot = callInfoCtx{Context: ctx, info: info}
+	return b.chain.Load().call(slot, name, args)
 }
 
 // safeExecute is ExecuteTool for a call of a reply, with its provider call id.
-func (b *BaseDriver) safeExecute(ctx context.Context, callID, name string, args map[string]any) (result any, err error) {
+func (b *BaseDriver) safeExecute(ctx context.Context, callID, name string, args map[string]any, slot *callInfoCtx) (result any, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			result, err = nil, &PanicError{Tool: name, Value: v, Stack: debug.Stack()}
@@ -257,7 +263,7 @@ func (b *BaseDriver) safeExecute(ctx context.Context, callID, name string, args 
 	}()
 	info, _ := CallInfoFromContext(ctx)
 	info.CallID = callID
-	return b.execute(ctx, info, name, args)
+	return b.execute(ctx, info, name, args, slot)
 }
 
 // FunctionDescription returns the tools rendered by the prompt codec, or the text set
@@ -509,13 +515,17 @@ func (b *BaseDriver) maxCalls() int {
 func (b *BaseDriver) run(ctx context.Context, s ExtractionStrategy, reply Reply, calls []ToolCall, before int) Response {
 	var resp Response
 	var outcomes []CallOutcome
+	var slot *callInfoCtx // the context of the one call
 	if len(calls) == 1 {
-		// one call, the common case: record and outcome in one allocation
+		// One call, the common case: record, outcome and the call's context in one
+		// allocation. A tool may keep the context after it returns (a goroutine
+		// it started): the slot is never reused.
 		one := new(struct {
 			rec [1]CallRecord
 			out [1]CallOutcome
+			ctx callInfoCtx
 		})
-		resp.Calls, outcomes = one.rec[:0], one.out[:0]
+		resp.Calls, outcomes, slot = one.rec[:0], one.out[:0], &one.ctx
 	} else {
 		resp.Calls = make([]CallRecord, 0, len(calls))
 		outcomes = make([]CallOutcome, 0, len(calls))
@@ -533,7 +543,7 @@ func (b *BaseDriver) run(ctx context.Context, s ExtractionStrategy, reply Reply,
 		default:
 			// The chain gets its own copy: a tool that changes nested arguments
 			// changes neither the record nor the history.
-			rec.Result, rec.Err = b.safeExecute(ctx, c.ID, c.Name, CloneArgs(c.Arguments))
+			rec.Result, rec.Err = b.safeExecute(ctx, c.ID, c.Name, CloneArgs(c.Arguments), slot)
 		}
 		if rec.Err != nil {
 			rec.Result = nil

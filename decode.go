@@ -265,6 +265,21 @@ func plainName(s string) bool {
 	return true
 }
 
+// mayBeStrict is the inlined first test of strictStart for the brace at text[i]:
+// it refutes a brace followed by a byte that no strict object has there (most
+// braces of prose and code) without a call.
+func mayBeStrict(text string, i int) bool {
+	if i+2 >= len(text) {
+		return false
+	}
+	c, next := text[i+1], text[i+2]
+	return (c == '"' && next != '{' && next != '\\') || c == '}' || isSpace(c)
+}
+
+// byteByByteOnly turns the one-pass decoding of strict objects off, so that a test
+// can compare it with the byte-by-byte reading it stands in for.
+var byteByByteOnly = false
+
 // scan is the main loop: prose, reasoning blocks and objects, until the end of text
 // or until a decision needs bytes that have not arrived.
 func (d *jsonDecoder) scan(text string, out []ToolCall) []ToolCall {
@@ -370,6 +385,18 @@ func (d *jsonDecoder) scanProse(text string, i int, out []ToolCall) (int, bool, 
 		if c == '{' {
 			if d.inFence {
 				d.fenceBody = true
+			}
+			// Most objects are strict JSON: decode them in one pass, as the
+			// byte-by-byte reading below would (it is not tried again after a
+			// restart, so a text of unclosed braces is read at most twice).
+			if d.restarts == 0 && mayBeStrict(text, i) && strictStart(text[i:]) && !byteByByteOnly {
+				if call, end, ok := d.codec.decodeCallPrefix(text[i:]); ok {
+					if call.Name != "" {
+						out = d.emit(call, i, i+end, out)
+					}
+					i += end
+					continue
+				}
 			}
 			d.open(i)
 			// Read the object here: most braces in hostile text are refuted by the
@@ -675,7 +702,13 @@ func (d *jsonDecoder) closeObject(text string, end int, out []ToolCall) []ToolCa
 		call = ToolCall{Name: d.name, Arguments: map[string]any{},
 			Err: fmt.Errorf("%w: the object names two tools, %q and %q; write one JSON object per call", ErrMalformedCall, d.name, other)}
 	}
-	call.Start, call.End = d.objStart, end
+	return d.emit(call, d.objStart, end, out)
+}
+
+// emit adds the call of the object text[start:end]: to out, or to the calls
+// waiting for the open fence to close.
+func (d *jsonDecoder) emit(call ToolCall, start, end int, out []ToolCall) []ToolCall {
+	call.Start, call.End = start, end
 	if d.inFence {
 		if len(d.waiting) == 0 {
 			d.waitName = call.Name

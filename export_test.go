@@ -9,3 +9,11 @@ func DecodeCallFastForTest(src string) (ToolCall, bool) {
 func CallFromObjectForTest(m map[string]any) ToolCall {
 	return defaultJSONPrompt().callFromObject(m)
 }
+
+// DecodeTextForTest decodes a whole text as a BaseDriver does; byteByByte turns the
+// one-pass decoding of strict objects off. Not safe for concurrent use.
+func DecodeTextForTest(text string, byteByByte bool) []ToolCall {
+	byteByByteOnly = byteByByte
+	defer func() { byteByByteOnly = false }()
+	return TextFormat(nil).Extract(Reply{Text: text})
+}

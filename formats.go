@@ -76,14 +76,20 @@ func argumentsJSON(args map[string]any) string {
 	if args == nil {
 		return "{}"
 	}
-	if b, ok := appendJSON(make([]byte, 0, 64), args, 0); ok {
-		return string(b)
+	return string(appendArguments(make([]byte, 0, 64), args))
+}
+
+// appendArguments appends args as JSON to b: by the reflection-free encoder when it
+// can, by encoding/json otherwise, and {} for what cannot be encoded at all.
+func appendArguments(b []byte, args map[string]any) []byte {
+	if out, ok := appendJSON(b, args, 0); ok {
+		return out
 	}
-	b, err := json.Marshal(args)
+	enc, err := json.Marshal(args)
 	if err != nil {
-		return "{}"
+		return append(b, "{}"...)
 	}
-	return string(b)
+	return append(b, enc...)
 }
 
 // decodeArguments reads a native call's arguments: a JSON object, JSON text holding

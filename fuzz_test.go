@@ -175,3 +175,32 @@ func FuzzFastJSON(f *testing.F) {
 		}
 	})
 }
+
+// FuzzOnePassObjects: decoding strict objects in one pass finds exactly the calls,
+// names, arguments, errors and offsets that reading them byte by byte finds.
+func FuzzOnePassObjects(f *testing.F) {
+	for _, s := range []string{
+		textCall,
+		`a {"tool":"echo","arguments":{"text":"x"}} b {"tool":"add","arguments":{"a":1,"b":2}}`,
+		"```json\n{\"tool\":\"echo\",\"arguments\":{}}\n```", `{"tool":"a","tool":"b"}`,
+		`{"tool":"a","name":"b"}`, `{"name":"b","tool":"a"}`, `{"a{":1} {"tool":"x"}`, `{}{"tool":""}`,
+		`{"tool":"x","arguments":"{\"a\":1}"}`, `{"tool":"x","arguments":[1]}`, `{"tool":"x",}`,
+		`{"data":{"tool":"x"}}`, `{"tool":"x" {"tool":"y"}}`, `<think>{"tool":"x"}</think>{"tool":"y"}`,
+		`{"tool":"x","arguments":{"k":"v"}}} {"tool":"y"`, `{"tool": "x\u0041"}`,
+	} {
+		f.Add(s)
+	}
+	errText := func(err error) string {
+		if err == nil {
+			return ""
+		}
+		return err.Error()
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		slow := mcs.DecodeTextForTest(text, true)
+		fast := mcs.DecodeTextForTest(text, false)
+		if diff := cmp.Diff(slow, fast, cmp.Comparer(func(a, b error) bool { return errText(a) == errText(b) })); diff != "" {
+			t.Fatalf("%q: one pass and byte by byte differ (-byte by byte +one pass):\n%s", text, diff)
+		}
+	})
+}

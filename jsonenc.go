@@ -41,6 +41,15 @@ func appendJSON(b []byte, v any, depth int) (_ []byte, ok bool) {
 		if x == nil {
 			return append(b, "null"...), true
 		}
+		if len(x) == 1 { // the common case: no keys to sort
+			for k, v := range x {
+				b = appendJSONString(append(b, '{'), k)
+				if b, ok = appendJSON(append(b, ':'), v, depth+1); !ok {
+					return b, false
+				}
+			}
+			return append(b, '}'), true
+		}
 		keys := make([]string, 0, len(x))
 		for k := range x {
 			keys = append(keys, k)

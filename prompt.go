@@ -157,7 +157,8 @@ type JSONPromptStrategy struct {
 	// the end of the text). The tags are matched exactly, in prose.
 	ReasoningTags []ReasoningTag
 
-	roleAny any // ResultRole as an interface value, boxed once
+	roleAny any          // ResultRole as an interface value, boxed once
+	frame   *resultFrame // ResultTemplate taken apart, when the codec was built
 }
 
 var _ PromptStrategy = (*JSONPromptStrategy)(nil)
@@ -316,6 +317,7 @@ func (s *JSONPromptStrategy) overlay(name string, data []byte) error {
 		s.Healing = append(s.Healing, HealingRule{Name: ruleName, Pattern: re, Replacement: h.Replacement})
 	}
 	s.roleAny = s.ResultRole
+	s.frame = compileFrame(s.ResultTemplate)
 	for i, r := range f.Reasoning {
 		if r.Open == "" || r.Close == "" {
 			return &PromptError{File: name, Line: lineOf(data, "[[reasoning]]", i), Err: errors.New("a reasoning block needs both open and close, such as open = \"<think>\" and close = \"</think>\"")}
@@ -478,55 +480,130 @@ func (s *JSONPromptStrategy) CallResultMessage(call ToolCall, text string, faile
 	if s.ResultTemplate == "" {
 		return map[string]any{"role": role, "content": text}
 	}
-	callText := call.Name
+	// {call}: the name and the arguments as JSON, built in a buffer on the stack
+	var stack [384]byte
+	callText := append(stack[:0], call.Name...)
 	if len(call.Arguments) > 0 {
-		args := argumentsJSON(call.Arguments)
-		if len(args) > maxFramedArgs {
-			i := maxFramedArgs
-			for i > 0 && !utf8.RuneStart(args[i]) {
+		callText = append(callText, ' ')
+		start := len(callText)
+		callText = appendArguments(callText, call.Arguments)
+		if len(callText)-start > maxFramedArgs {
+			i := start + maxFramedArgs
+			for i > start && !utf8.RuneStart(callText[i]) {
 				i--
 			}
-			args = args[:i] + "…"
+			callText = append(callText[:i], "…"...)
 		}
-		callText += " " + args
 	}
-	before, after, _ := strings.Cut(s.ResultTemplate, "{content}")
+	f := s.frame
+	if f == nil || f.src != s.ResultTemplate {
+		f = compileFrame(s.ResultTemplate) // the field was changed after loading
+	}
 	var b strings.Builder
-	b.Grow(len(s.ResultTemplate) + 2*len(callText) + len(text) + 16)
-	fillFrame(&b, before, call.Name, callText)
-	if end := endMarker(after); end != "" {
-		if strings.Contains(end, "{") {
+	// every escape adds one byte: the slack covers a few without growing
+	b.Grow(f.literal + f.names*len(call.Name) + f.calls*len(callText) + len(text) + 8)
+	writeFrame(&b, f.before, call.Name, callText)
+	if f.end != "" {
+		end := f.end
+		if f.endParts != nil {
 			var e strings.Builder
-			fillFrame(&e, end, call.Name, callText)
+			writeFrame(&e, f.endParts, call.Name, callText)
 			end = e.String()
 		}
 		writeEscaped(&b, text, end)
 	} else {
 		b.WriteString(text)
 	}
-	fillFrame(&b, after, call.Name, callText)
+	writeFrame(&b, f.after, call.Name, callText)
 	return map[string]any{"role": role, "content": b.String()}
 }
 
-// fillFrame writes t to b with {tool_name} and {call} filled in.
-func fillFrame(b *strings.Builder, t, toolName, call string) {
-	for {
-		i := strings.IndexByte(t, '{')
-		if i < 0 {
-			b.WriteString(t)
+// resultFrame is a result template taken apart once: the parts before and after
+// {content}, and the end marker whose occurrences in a result are escaped.
+type resultFrame struct {
+	src           string
+	before, after []framePart
+	end           string      // the end marker as written; "" for none
+	endParts      []framePart // the end marker's parts when it has placeholders
+	literal       int         // bytes of literal text in before and after
+	names, calls  int         // how many {tool_name} and {call} they hold
+}
+
+// framePart is literal text, or a placeholder: {tool_name} or {call}.
+type framePart struct {
+	lit  string
+	kind byte // 0 literal, 'n' {tool_name}, 'c' {call}
+}
+
+func compileFrame(t string) *resultFrame {
+	before, after, _ := strings.Cut(t, "{content}")
+	f := &resultFrame{src: t}
+	f.before = f.split(before, true)
+	f.after = f.split(after, true)
+	if end := endMarker(after); end != "" {
+		f.end = end
+		if strings.Contains(end, "{") {
+			f.endParts = f.split(end, false)
+		}
+	}
+	return f
+}
+
+// split takes t apart at {tool_name} and {call}; any other brace is literal text.
+// count adds the parts to the frame's sizes.
+func (f *resultFrame) split(t string, count bool) []framePart {
+	var parts []framePart
+	lit := func(s string) {
+		if s == "" {
 			return
 		}
-		b.WriteString(t[:i])
+		if n := len(parts); n > 0 && parts[n-1].kind == 0 {
+			parts[n-1].lit += s
+		} else {
+			parts = append(parts, framePart{lit: s})
+		}
+		if count {
+			f.literal += len(s)
+		}
+	}
+	for t != "" {
+		i := strings.IndexByte(t, '{')
+		if i < 0 {
+			lit(t)
+			break
+		}
+		lit(t[:i])
 		switch rest := t[i:]; {
 		case strings.HasPrefix(rest, "{tool_name}"):
-			b.WriteString(toolName)
+			parts = append(parts, framePart{kind: 'n'})
+			if count {
+				f.names++
+			}
 			t = rest[len("{tool_name}"):]
 		case strings.HasPrefix(rest, "{call}"):
-			b.WriteString(call)
+			parts = append(parts, framePart{kind: 'c'})
+			if count {
+				f.calls++
+			}
 			t = rest[len("{call}"):]
 		default:
-			b.WriteByte('{')
+			lit("{")
 			t = rest[1:]
+		}
+	}
+	return parts
+}
+
+// writeFrame writes parts to b with {tool_name} and {call} filled in.
+func writeFrame(b *strings.Builder, parts []framePart, toolName string, call []byte) {
+	for _, p := range parts {
+		switch p.kind {
+		case 'n':
+			b.WriteString(toolName)
+		case 'c':
+			b.Write(call)
+		default:
+			b.WriteString(p.lit)
 		}
 	}
 }

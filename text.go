@@ -38,8 +38,11 @@ func (f textFormat) Extract(r Reply) []ToolCall {
 	if r.Text == "" {
 		return nil
 	}
-	dec := f.ps.NewDecoder()
-	calls := dec.Finish(r.Text)
+	return finishText(f.ps.NewDecoder(), r.Text)
+}
+
+func finishText(dec TextDecoder, text string) []ToolCall {
+	calls := dec.Finish(text)
 	if bad := dec.Malformed(); len(bad) > 0 {
 		calls = append(calls, bad...)
 		sort.SliceStable(calls, func(i, j int) bool { return calls[i].Start < calls[j].Start })
