@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -31,7 +32,10 @@ import (
 // listing with the cached one; when they differ, the cache file is removed,
 // the listing becomes the document's and ToolsVersion changes.
 //
-// Cache files are untrusted input: a file is used only when it is valid JSON
+// Cache files are untrusted input. The directory and the file must belong to
+// the user running the program and be writable by nobody else (on Unix; a
+// refused directory is logged once, with the fix), so that another user cannot
+// plant a listing. A file is used only when it is valid JSON
 // of the expected shape (no unknown fields, nothing after it, at most
 // MaxSpecBytes), names the SHA-256 of the spec bytes just read, this cache
 // format, this driver build and these filters, and its tools have valid,
@@ -59,7 +63,33 @@ type cacheFile struct {
 
 // toolCache is the cache directory of one driver; nil means no cache.
 type toolCache struct {
-	dir string
+	dir    string
+	warned sync.Once // the warning that the directory is not used
+}
+
+// trustedDir reports whether the cache directory may be used: it belongs to the
+// user running the program and nobody else may write to it. The first refusal is
+// logged with slog.Default, saying how to fix it. A directory that does not exist
+// yet is trusted (write creates it, private).
+func (c *toolCache) trustedDir() bool {
+	fi, err := os.Stat(c.dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return true
+	}
+	if err == nil && !fi.IsDir() {
+		err = errors.New("it is not a directory")
+	}
+	if err == nil {
+		err = untrusted(fi)
+	}
+	if err != nil {
+		c.warned.Do(func() {
+			slog.Default().Warn("mcs: the REST tool-table cache is not used; make the directory private to this user (chmod 700) or set another one (Config.CacheDir, "+cacheEnv+")",
+				"dir", c.dir, "reason", err.Error())
+		})
+		return false
+	}
+	return true
 }
 
 // newToolCache returns the cache cfg selects: Config.CacheDir, else
@@ -138,11 +168,18 @@ func (c *toolCache) entry(data []byte, cfg Config) cacheEntry {
 
 // read returns the tools of e, or false when the cache has no valid entry.
 func (c *toolCache) read(e cacheEntry) ([]mcs.Tool, bool) {
+	if !c.trustedDir() {
+		return nil, false
+	}
 	f, err := os.Open(e.path)
 	if err != nil {
 		return nil, false
 	}
 	defer f.Close()
+	// the file opened, not the name: it cannot be swapped between check and read
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() || untrusted(fi) != nil {
+		return nil, false
+	}
 	data, err := readLimited(f, MaxSpecBytes)
 	if err != nil {
 		return nil, false
@@ -218,7 +255,7 @@ func (c *toolCache) write(e cacheEntry, tools []mcs.Tool) {
 	if err != nil {
 		return
 	}
-	if err := os.MkdirAll(c.dir, 0o700); err != nil {
+	if err := os.MkdirAll(c.dir, 0o700); err != nil || !c.trustedDir() {
 		return
 	}
 	f, err := os.CreateTemp(c.dir, ".tmp-*")

@@ -13,8 +13,12 @@ var _ mcs.ToolDefiner = (*ToolDriver)(nil)
 // a load error is returned as by ListTools. It copies one tool, where ListTools
 // copies every one, so a driver's middleware learns the called tool's definition
 // ([mcs.CallInfo]) at a cost that does not grow with the size of the API.
+//
+// The definition always comes from the document, never from the tool-table
+// cache: middleware decides on it (read-only annotations, parameter schemas), and
+// the call it belongs to decodes the document anyway.
 func (d *ToolDriver) ToolDefinition(ctx context.Context, name string) (mcs.Tool, bool, error) {
-	s, err := d.load(ctx)
+	s, err := d.loadOps(ctx)
 	if err != nil {
 		return mcs.Tool{}, false, err
 	}
