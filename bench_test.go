@@ -112,3 +112,45 @@ func BenchmarkScanProse(b *testing.B) {
 		})
 	}
 }
+
+// floorSink keeps the floor benchmarks' values alive.
+var floorSink any
+
+// BenchmarkFloor does only what the Response of one call must hold, with nothing
+// found, decoded or run: for a text reply the decoded arguments, the chain's copy
+// of them, the assistant message and the framed result message; for a Chat
+// Completions message the arguments, their copy, the assistant message with its
+// tool_calls and the tool message. It is the lower bound of BenchmarkProcessText
+// and BenchmarkProcessChatCompletions while the API promises those values.
+func BenchmarkFloor(b *testing.B) {
+	frame := strings.Repeat("x", 330) // the default result template, filled
+	b.Run("text", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			args := map[string]any{}
+			args["city"] = textCall[64:69]
+			chain := mcs.CloneArgs(args)
+			var sb strings.Builder
+			sb.Grow(len(frame) + 8)
+			sb.WriteString(frame)
+			sb.WriteString("sunny")
+			msgs := make([]map[string]any, 0, 2)
+			msgs = append(msgs, map[string]any{"role": "assistant", "content": textCall},
+				map[string]any{"role": "user", "content": sb.String()})
+			floorSink, floorSink = msgs, chain
+		}
+	})
+	b.Run("chat", func(b *testing.B) {
+		tc := map[string]any{"id": "call_abc123", "type": "function"}
+		b.ReportAllocs()
+		for b.Loop() {
+			args := map[string]any{}
+			args["city"] = textCall[64:69]
+			chain := mcs.CloneArgs(args)
+			msgs := make([]map[string]any, 0, 2)
+			msgs = append(msgs, map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{tc}},
+				map[string]any{"role": "tool", "tool_call_id": "call_abc123", "content": "sunny"})
+			floorSink, floorSink = msgs, chain
+		}
+	})
+}

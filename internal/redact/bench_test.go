@@ -7,13 +7,13 @@ import (
 )
 
 // BenchmarkTextPairs scrubs texts made of pairs that are not secrets and one that
-// is, at two sizes, with no cut (as WithMaxValueLen(0) in the hooks audit).
+// is, at three sizes, with no cut (as WithMaxValueLen(0) in the hooks audit).
 func BenchmarkTextPairs(b *testing.B) {
 	r := New(nil, 0)
 	for _, c := range []struct {
 		name, unit string
 	}{{"assignments", "a=b "}, {"query", "k=v&"}, {"chain_colon", "pkg: "}} {
-		for _, n := range []int{1 << 10, 1 << 14} {
+		for _, n := range []int{1 << 10, 1 << 14, 1 << 16} {
 			s := strings.Repeat(c.unit, n/len(c.unit)) + " password=x"
 			b.Run(c.name+"/"+strconv.Itoa(len(s)), func(b *testing.B) {
 				b.SetBytes(int64(len(s)))

@@ -251,7 +251,13 @@ func quotedNameInProse(m []string) bool {
 	if m[1] == "" || m[3] == "" || m[4] != ":" || m[5] != "" || m[6] != "" {
 		return false
 	}
-	word := strings.TrimRight(m[7], ":.)!")
+	return proseWord(m[7])
+}
+
+// proseWord reports whether a value is an ordinary word: letters only, at most
+// maxProseWord bytes, perhaps followed by ':', '.', ')' or '!'.
+func proseWord(v string) bool {
+	word := strings.TrimRight(v, ":.)!")
 	if word == "" || len(word) > maxProseWord {
 		return false
 	}
@@ -261,6 +267,15 @@ func quotedNameInProse(m []string) bool {
 		}
 	}
 	return true
+}
+
+// chainedProse reports whether a match that starts where the value of a
+// "word: " before it starts is the next link of an error chain ("rest:
+// credential: authentication required"): a colon and an ordinary word, with no
+// quotes and no scheme word. "error: token=abc" and "sent: Authorization: Basic
+// x" are still pairs.
+func chainedProse(m []string) bool {
+	return m[4] == ":" && m[5] == "" && m[6] == "" && proseWord(m[7])
 }
 
 // bearerWord finds credentials after an authentication scheme word wherever it
@@ -280,12 +295,7 @@ func (r *Redactor) scrub(s string, known []string) string {
 		return s
 	}
 	if strings.ContainsAny(s, ":=") {
-		s = replaceGroups(s, secretPair, func(m []string) (string, bool) {
-			if !r.Sensitive(m[2]) || quotedNameInProse(m) {
-				return "", false
-			}
-			return m[6] + Redacted, true
-		}, 6)
+		s = r.scrubPairs(s)
 	}
 	return replaceGroups(s, bearerWord, func(m []string) (string, bool) {
 		if strings.HasPrefix(m[2], Redacted) {
@@ -293,6 +303,56 @@ func (r *Redactor) scrub(s string, known []string) string {
 		}
 		return m[1] + Redacted, true
 	}, 1)
+}
+
+// scrubPairs replaces the values of the secretPair matches of s whose name is
+// sensitive. A match whose name is not sensitive may hold a pair in its value
+// ("error: token=abc", "pkg: password=x"): the search goes on from the start of
+// that value, not from the end of the match. After a quoted name in prose it goes
+// on after the match, as the words there are prose.
+func (r *Redactor) scrubPairs(s string) string {
+	var b strings.Builder
+	last := 0
+	chain := -1 // where the value of a "word:" match starts, when the search goes on there
+	for pos := 0; pos < len(s); {
+		loc := secretPair.FindStringSubmatchIndex(s[pos:])
+		if loc == nil {
+			break
+		}
+		m := make([]string, len(loc)/2)
+		for i := range m {
+			if loc[2*i] >= 0 {
+				m[i] = s[pos+loc[2*i] : pos+loc[2*i+1]]
+			}
+		}
+		if quotedNameInProse(m) {
+			pos += loc[1] // the words after a quoted name in prose are prose too
+			chain = -1
+			continue
+		}
+		if !r.Sensitive(m[2]) || (pos+loc[0] == chain && chainedProse(m)) {
+			pos += loc[2*5] // the value's opening quote, or the value
+			chain = -1
+			if m[4] == ":" {
+				chain = pos
+			}
+			continue
+		}
+		chain = -1
+		start := loc[2*6] // the scheme word, else the value
+		if start < 0 {
+			start = loc[2*7]
+		}
+		b.WriteString(s[last : pos+start])
+		b.WriteString(m[6] + Redacted)
+		last = pos + loc[1]
+		pos = last
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
 }
 
 // minKnownLen is the shortest argument value searched for in other text; shorter

@@ -127,6 +127,14 @@ func TestQuotedNameInErrorProse(t *testing.T) {
 		{"value with = and :", `token=a=b:c== next`, `token=[REDACTED] next`},
 		{"basic credentials", `Authorization: Basic dXNlcjpwYXNz==`, `Authorization: Basic [REDACTED]`},
 		{"prose, then a real pair", `scheme "api_key": auth: rejected token=abc123`, `scheme "api_key": auth: rejected token=[REDACTED]`},
+		{"a pair as the value of a word", `error: token=abc123`, `error: token=[REDACTED]`},
+		{"a pair after an odd chain of words", `pkg: pkg: pkg: password=hunter2`, `pkg: pkg: pkg: password=[REDACTED]`},
+		{"a pair after an even chain of words", `pkg: pkg: password=hunter2`, `pkg: pkg: password=[REDACTED]`},
+		{"a header as the value of a word", `sent: Authorization: Basic dXNlcjpwYXNz`, `sent: Authorization: Basic [REDACTED]`},
+		{"a quoted pair as a value", `config="api_key":"sk-1"`, `config="api_key":"[REDACTED]"`},
+		{"an error chain through a sensitive word", `rest: credential: authentication required: sign in`, `rest: credential: authentication required: sign in`},
+		{"an error chain, then a pair", `rest: auth: failed: token=abc123`, `rest: auth: failed: token=[REDACTED]`},
+		{"a chained header with a key", `sent: X-Api-Key: k-12345`, `sent: X-Api-Key: [REDACTED]`},
 	} {
 		if got := r.Text(tt.in, nil); got != tt.want {
 			t.Errorf("%s: Text(%q)\n got %q\nwant %q", tt.name, tt.in, got, tt.want)
