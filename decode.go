@@ -729,14 +729,14 @@ func (s *JSONPromptStrategy) decodeObject(src string) (ToolCall, bool) {
 		return call, true
 	}
 	var m map[string]any
-	if err := json.Unmarshal([]byte(src), &m); err != nil {
+	if err := unmarshalJSON([]byte(src), &m); err != nil {
 		healed := src
 		for _, r := range s.Healing {
 			healed = r.Pattern.ReplaceAllString(healed, r.Replacement)
 		}
 		healed = repairJSON(healed)
 		m = nil
-		if err := json.Unmarshal([]byte(healed), &m); err != nil || m == nil {
+		if err := unmarshalJSON([]byte(healed), &m); err != nil || m == nil {
 			return ToolCall{}, false
 		}
 	}
@@ -776,7 +776,7 @@ func (s *JSONPromptStrategy) callFromObject(m map[string]any) ToolCall {
 		case string:
 			// Some models double-encode the arguments; accept a string that holds an object.
 			var inner map[string]any
-			if json.Unmarshal([]byte(a), &inner) == nil && inner != nil {
+			if unmarshalJSON([]byte(a), &inner) == nil && inner != nil {
 				call.Arguments = inner
 			} else {
 				call.Err = &ArgumentsError{Tool: call.Name, Field: alias, Got: "string"}

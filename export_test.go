@@ -17,3 +17,6 @@ func DecodeTextForTest(text string, byteByByte bool) []ToolCall {
 	defer func() { byteByByteOnly = false }()
 	return TextFormat(nil).Extract(Reply{Text: text})
 }
+
+// UnmarshalJSONForTest is the kernel's decoding of JSON a model wrote.
+func UnmarshalJSONForTest(data []byte, v any) error { return unmarshalJSON(data, v) }

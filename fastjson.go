@@ -195,7 +195,7 @@ func (s *JSONPromptStrategy) callFromPairs(pairs []fastPair) ToolCall {
 		case nil:
 			if pr.isStr {
 				var inner map[string]any
-				if json.Unmarshal([]byte(pr.str), &inner) == nil && inner != nil {
+				if unmarshalJSON([]byte(pr.str), &inner) == nil && inner != nil {
 					call.Arguments = inner
 				} else {
 					call.Err = &ArgumentsError{Tool: call.Name, Field: alias, Got: "string"}
@@ -328,6 +328,9 @@ func (p *fastParser) number(build bool) (any, bool) {
 	}
 	if !build {
 		return nil, true
+	}
+	if lit := p.s[start:p.i]; inexactInt(lit, f) {
+		return json.Number(lit), true // see unmarshalJSON
 	}
 	return f, true
 }

@@ -17,7 +17,9 @@ type ToolCall struct {
 	ID string
 	// Name is the tool name as the model wrote it.
 	Name string
-	// Arguments are the call's arguments; never nil for a well-formed call.
+	// Arguments are the call's arguments; never nil for a well-formed call. Numbers
+	// the kernel decodes are float64, except integers float64 cannot hold exactly,
+	// which stay the json.Number of their digits.
 	Arguments map[string]any
 	// Err is set when the call names a tool but cannot run as written (for example
 	// its arguments are not a JSON object); an owned call with Err fails without

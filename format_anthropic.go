@@ -3,7 +3,6 @@ package mcs
 // The Anthropic Messages wire format.
 
 import (
-	"encoding/json"
 	"strings"
 )
 
@@ -186,7 +185,7 @@ func (a *anthropicAssembler) Message() map[string]any {
 			var input any = map[string]any{}
 			if b.json.Len() > 0 {
 				var m map[string]any
-				if json.Unmarshal([]byte(b.json.String()), &m) == nil && m != nil {
+				if unmarshalJSON([]byte(b.json.String()), &m) == nil && m != nil {
 					input = m
 				} else {
 					input = b.json.String() // incomplete: reported as malformed at extraction

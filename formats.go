@@ -108,7 +108,7 @@ func decodeArguments(tool, field string, v any) (map[string]any, error) {
 			return m, nil
 		}
 		var m map[string]any
-		if err := json.Unmarshal([]byte(a), &m); err != nil {
+		if err := unmarshalJSON([]byte(a), &m); err != nil {
 			return nil, fmt.Errorf("%w: the %s of the call to %q are not valid JSON: %v", ErrMalformedCall, field, tool, err)
 		}
 		if m == nil {

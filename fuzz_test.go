@@ -157,6 +157,7 @@ func FuzzFastJSON(f *testing.F) {
 		`{"tool":"a","tool":"b"}`, `{"name":"x","tool":7}`, `{"tool":"x","args":"{\"a\":1}"}`,
 		`{"tool":"x","arguments":[1]}`, `{"tool":"é","arguments":{"k\u00e9":"\ud83d\ude00"}}`,
 		`{"tool":"x","arguments":{"a":-0.0,"b":1e400}}`, "{\"tool\":\"x\xff\"}", `{"tool":"x","arguments":null}`,
+		`{"tool":"x","arguments":{"id":1234567890123456789,"n":[9007199254740993,-12345678901234567,1e20,100000000000000000000]}}`,
 	} {
 		f.Add(s)
 	}
@@ -168,6 +169,9 @@ func FuzzFastJSON(f *testing.F) {
 		var m map[string]any
 		if err := json.Unmarshal([]byte(src), &m); err != nil {
 			t.Fatalf("fast path accepted %q, encoding/json refuses it: %v", src, err)
+		}
+		if err := mcs.UnmarshalJSONForTest([]byte(src), &m); err != nil {
+			t.Fatalf("fast path accepted %q, the kernel's decoding refuses it: %v", src, err)
 		}
 		slow := mcs.CallFromObjectForTest(m)
 		if diff := cmp.Diff(slow, fast, cmp.Comparer(func(a, b error) bool { return (a == nil) == (b == nil) && (a == nil || a.Error() == b.Error()) })); diff != "" {

@@ -289,7 +289,7 @@ func decodeChunkJSON(p []byte) (map[string]any, bool) {
 		return nil, false
 	}
 	var m map[string]any
-	if json.Unmarshal(t, &m) != nil {
+	if unmarshalJSON(t, &m) != nil {
 		return nil, false
 	}
 	return m, true

@@ -138,7 +138,7 @@ func replyFromBytes(b []byte) Reply {
 	t := bytes.TrimSpace(b)
 	if len(t) > 0 && t[0] == '{' {
 		var m map[string]any
-		if json.Unmarshal(t, &m) == nil {
+		if unmarshalJSON(t, &m) == nil {
 			if !isNativeMessage(m) {
 				return Reply{Message: m, Text: string(b)}
 			}
