@@ -77,6 +77,20 @@ func Normalise(key string) string {
 	return keyReplacer.Replace(strings.ToLower(strings.TrimSpace(key)))
 }
 
+// noPrefilter makes scrub run the regular expressions on every text, so that a
+// test can compare the prefilter with them.
+var noPrefilter = false
+
+// anyFragment reports whether norm, a normalised text, holds a sensitive fragment.
+func (r *Redactor) anyFragment(norm string) bool {
+	for _, f := range r.keys {
+		if strings.Contains(norm, f) {
+			return true
+		}
+	}
+	return false
+}
+
 // Sensitive reports whether the value of key is redacted.
 func (r *Redactor) Sensitive(key string) bool {
 	k := Normalise(key)
@@ -294,8 +308,15 @@ func (r *Redactor) scrub(s string, known []string) string {
 	if !mayHoldSecret(s) {
 		return s
 	}
-	if strings.ContainsAny(s, ":=") {
+	// The name of a pair is part of s, so its normalised form is part of s's: when
+	// no sensitive fragment occurs in the normalised s, no pair can be sensitive,
+	// and the regular expressions need not run.
+	norm := Normalise(s)
+	if strings.ContainsAny(s, ":=") && (noPrefilter || r.anyFragment(norm)) {
 		s = r.scrubPairs(s)
+	}
+	if !noPrefilter && !strings.Contains(norm, "bearer") && !strings.Contains(norm, "basic") {
+		return s
 	}
 	return replaceGroups(s, bearerWord, func(m []string) (string, bool) {
 		if strings.HasPrefix(m[2], Redacted) {

@@ -141,3 +141,22 @@ func TestQuotedNameInErrorProse(t *testing.T) {
 		}
 	}
 }
+
+// FuzzPrefilter: skipping the regular expressions when no sensitive fragment and
+// no scheme word occurs changes nothing.
+func FuzzPrefilter(f *testing.F) {
+	for _, s := range []string{"a=b token=c", "rest: credential: authentication required", "x: Bearer abcdefghijk",
+		"API-KEY: 1234", "to\u212Aen=secret", "pass word=1", "ſecret=x", "Authorization: Basic dXNlcjpwYXNz"} {
+		f.Add(s)
+	}
+	r := New(nil, 0)
+	f.Fuzz(func(t *testing.T, s string) {
+		fast := r.Text(s, nil)
+		noPrefilter = true
+		slow := r.Text(s, nil)
+		noPrefilter = false
+		if fast != slow {
+			t.Fatalf("Text(%q): with the prefilter %q, without %q", s, fast, slow)
+		}
+	})
+}
