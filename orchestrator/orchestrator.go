@@ -94,6 +94,7 @@ type driverSet struct {
 	entries   []Entry
 	labels    map[string]int
 	versioned []Versioned // the drivers that implement Versioned, in order
+	settlers  []Settler   // the drivers that implement Settler, in order
 }
 
 func newDriverSet(entries []Entry) *driverSet {
@@ -102,6 +103,9 @@ func newDriverSet(entries []Entry) *driverSet {
 		s.labels[e.Label] = i
 		if v, ok := e.Driver.(Versioned); ok {
 			s.versioned = append(s.versioned, v)
+		}
+		if v, ok := e.Driver.(Settler); ok {
+			s.settlers = append(s.settlers, v)
 		}
 	}
 	return s
@@ -133,6 +137,9 @@ type listing struct {
 	// served is set once the listing was handed out (ListTools, and so the
 	// prompts): only names a model may have seen are retired.
 	served atomic.Bool
+	// settled is set once every Settler of the stamp's set has settled (see
+	// engine.ToolDefinition).
+	settled atomic.Bool
 }
 
 // New returns an orchestrator with no drivers that exposes tools through strategy;

@@ -95,6 +95,22 @@ type Versioned interface {
 	ToolsVersion() uint64
 }
 
+// Settler is an optional interface of a registered driver whose listing may be
+// provisional: the REST driver lists from its tool-table cache before it has
+// decoded the document. SettleTools makes the listing final (decoding the
+// document), raising ToolsVersion when it changed, and returns the error that
+// kept it from doing so.
+//
+// Before the orchestrator's middleware first decides on a call of a listing, the
+// orchestrator settles every registered Settler, so that the definition in
+// [mcs.CallInfo] (annotations a ReadOnly rule trusts, parameter schemas) is the
+// drivers' final word and never a cache's. Later calls of the same listing cost
+// one atomic load. *Orchestrator implements it for the drivers it holds, so
+// nested orchestrators settle too.
+type Settler interface {
+	SettleTools(ctx context.Context) error
+}
+
 // ErrUnknownTool is wrapped by the error of a call whose name no driver or layer can
 // route. It is [mcs.ErrUnknownTool], so errors.Is works the same for every driver.
 var ErrUnknownTool = mcs.ErrUnknownTool

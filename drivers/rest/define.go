@@ -30,3 +30,16 @@ func (d *ToolDriver) ToolDefinition(ctx context.Context, name string) (mcs.Tool,
 	}
 	return mcs.Tool{}, false, nil
 }
+
+// SettleTools decodes the document when the listing came from the tool-table
+// cache, so that listing and definitions are the document's: when the cache
+// listed something else, ToolsVersion is raised. An orchestrator calls it before
+// its middleware decides on a call (orchestrator.Settler). A load error is
+// returned as by ListTools.
+func (d *ToolDriver) SettleTools(ctx context.Context) error {
+	_, err := d.loadOps(ctx)
+	return err
+}
+
+// SettleTools is the ToolDriver's; see [ToolDriver.SettleTools].
+func (d *Driver) SettleTools(ctx context.Context) error { return d.td.SettleTools(ctx) }
