@@ -5,6 +5,7 @@ import (
 
 	"github.com/mcs-go/mcs"
 	"github.com/mcs-go/mcs/drivers/rest"
+	"github.com/mcs-go/mcs/orchestrator"
 )
 
 func init() {
@@ -16,6 +17,15 @@ func init() {
 }
 
 var _ DriverConfig = (*restDriver)(nil)
+
+// The REST driver's listing may come from its tool-table cache: an orchestrator
+// settles it before its middleware decides (drivers do not import the
+// orchestrator, so the guard lives here).
+var (
+	_ orchestrator.Settler   = (*rest.Driver)(nil)
+	_ orchestrator.Settler   = (*rest.ToolDriver)(nil)
+	_ orchestrator.Versioned = (*rest.ToolDriver)(nil)
+)
 
 type restDriver struct {
 	cfg   rest.Config
