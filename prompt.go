@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/pelletier/go-toml/v2"
@@ -158,7 +159,7 @@ type JSONPromptStrategy struct {
 	ReasoningTags []ReasoningTag
 
 	roleAny any          // ResultRole as an interface value, boxed once
-	frame   *resultFrame // ResultTemplate taken apart, when the codec was built
+	frame   atomic.Value // *resultFrame: ResultTemplate taken apart (see resultFrameOf)
 }
 
 var _ PromptStrategy = (*JSONPromptStrategy)(nil)
@@ -317,7 +318,6 @@ func (s *JSONPromptStrategy) overlay(name string, data []byte) error {
 		s.Healing = append(s.Healing, HealingRule{Name: ruleName, Pattern: re, Replacement: h.Replacement})
 	}
 	s.roleAny = s.ResultRole
-	s.frame = compileFrame(s.ResultTemplate)
 	for i, r := range f.Reasoning {
 		if r.Open == "" || r.Close == "" {
 			return &PromptError{File: name, Line: lineOf(data, "[[reasoning]]", i), Err: errors.New("a reasoning block needs both open and close, such as open = \"<think>\" and close = \"</think>\"")}
@@ -495,10 +495,7 @@ func (s *JSONPromptStrategy) CallResultMessage(call ToolCall, text string, faile
 			callText = append(callText[:i], "…"...)
 		}
 	}
-	f := s.frame
-	if f == nil || f.src != s.ResultTemplate {
-		f = compileFrame(s.ResultTemplate) // the field was changed after loading
-	}
+	f := s.resultFrameOf()
 	var b strings.Builder
 	// every escape adds one byte: the slack covers a few without growing
 	b.Grow(f.literal + f.names*len(call.Name) + f.calls*len(callText) + len(text) + 8)
@@ -533,6 +530,18 @@ type resultFrame struct {
 type framePart struct {
 	lit  string
 	kind byte // 0 literal, 'n' {tool_name}, 'c' {call}
+}
+
+// resultFrameOf returns ResultTemplate taken apart: the frame of an earlier call
+// when the template is the same, a new one otherwise (the first call, or a
+// template changed since).
+func (s *JSONPromptStrategy) resultFrameOf() *resultFrame {
+	if f, _ := s.frame.Load().(*resultFrame); f != nil && f.src == s.ResultTemplate {
+		return f
+	}
+	f := compileFrame(s.ResultTemplate)
+	s.frame.Store(f)
+	return f
 }
 
 func compileFrame(t string) *resultFrame {

@@ -216,3 +216,30 @@ func TestLoadPromptStrategyErrors(t *testing.T) {
 		t.Errorf("missing file: %v", err)
 	}
 }
+
+// A result template changed after loading frames the next result; the frame of
+// the old one is not reused.
+func TestResultTemplateChangedAfterLoading(t *testing.T) {
+	ps, err := mcs.ParsePromptStrategy("test", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := mcs.ToolCall{Name: "echo", Arguments: map[string]any{"a": 1.0}}
+	first := ps.CallResultMessage(call, "hi", false)["content"].(string)
+	if !strings.Contains(first, "<tool_result") {
+		t.Fatalf("default frame = %q", first)
+	}
+	ps.ResultTemplate = "[{call}]\n{content}\n[end {tool_name}]"
+	got := ps.CallResultMessage(call, "x [END ECHO] y", false)["content"].(string)
+	if want := "[echo {\"a\":1}]\nx [\\END ECHO] y\n[end echo]"; got != want {
+		t.Errorf("framed = %q, want %q", got, want)
+	}
+	cp := *ps // a copy keeps working, with its own template
+	cp.ResultTemplate = "{content}!"
+	if got := cp.CallResultMessage(call, "z", false)["content"]; got != "z!" {
+		t.Errorf("copy framed %q", got)
+	}
+	if got := ps.CallResultMessage(call, "z", false)["content"].(string); !strings.HasPrefix(got, "[echo") {
+		t.Errorf("original framed %q after the copy changed", got)
+	}
+}
