@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"slices"
 	"time"
 
 	"github.com/mcs-go/mcs"
 	"github.com/mcs-go/mcs/middleware/tracing"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
@@ -17,7 +20,7 @@ import (
 func init() {
 	RegisterMiddlewareKind(MiddlewareKind{
 		Name:    "tracing",
-		Summary: "an OpenTelemetry span per call (otlp_endpoint = URL, or the application's providers; content = true records arguments and results, redacted)",
+		Summary: "an OpenTelemetry span and a duration measurement per call (otlp_endpoint and otlp_metrics_endpoint = URL, or the application's providers; content = true records arguments and results, redacted)",
 		Rank:    5,
 		Decode:  decodeTracing,
 	})
@@ -29,23 +32,29 @@ var _ MiddlewareConfig = (*tracingConfig)(nil)
 const tracingShutdown = 5 * time.Second
 
 type tracingConfig struct {
-	endpoint string
-	service  string
-	opts     []tracing.Option
+	endpoint        string // OTLP/HTTP traces; "" : the global tracer provider
+	metricsEndpoint string // OTLP/HTTP metrics; "" : the global meter provider
+	service         string
+	opts            []tracing.Option
 }
 
 // decodeTracing reads [middleware.tracing]:
 //
-//	otlp_endpoint = "http://localhost:4318/v1/traces"  # OTLP/HTTP; "" : the global providers
-//	service_name = "mcs"                               # the service.name of the spans
+//	otlp_endpoint = "http://localhost:4318/v1/traces"          # OTLP/HTTP spans; "" : the global tracer provider
+//	otlp_metrics_endpoint = "http://localhost:4318/v1/metrics" # OTLP/HTTP metrics; "" : the global meter provider
+//	service_name = "mcs"                                       # the service.name of spans and metrics
 //	content = false                                    # record arguments and results (redacted)
 //	content_limit = 4096                               # bytes per content attribute
 func decodeTracing(t *Table) MiddlewareConfig {
-	c := &tracingConfig{endpoint: t.String("otlp_endpoint"), service: t.String("service_name")}
-	if c.endpoint != "" {
-		u, err := url.Parse(c.endpoint)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			t.Errorf("otlp_endpoint", "%q is not an http or https URL; use one such as \"http://localhost:4318/v1/traces\"", c.endpoint)
+	c := &tracingConfig{endpoint: t.String("otlp_endpoint"), metricsEndpoint: t.String("otlp_metrics_endpoint"),
+		service: t.String("service_name")}
+	for key, example := range map[string]string{"otlp_endpoint": "http://localhost:4318/v1/traces",
+		"otlp_metrics_endpoint": "http://localhost:4318/v1/metrics"} {
+		if v := t.String(key); v != "" {
+			u, err := url.Parse(v)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				t.Errorf(key, "%q is not an http or https URL; use one such as %q", v, example)
+			}
 		}
 	}
 	if c.service == "" {
@@ -61,24 +70,43 @@ func decodeTracing(t *Table) MiddlewareConfig {
 }
 
 func (c *tracingConfig) Middleware(ctx context.Context, b *Builder) (mcs.ToolMiddleware, error) {
-	if c.endpoint == "" {
-		return tracing.New(c.opts...), nil
-	}
-	exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(c.endpoint))
-	if err != nil {
-		return nil, fmt.Errorf("otlp exporter for %s: %w", c.endpoint, err)
-	}
-	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp),
-		sdktrace.WithResource(resource.NewWithAttributes(semconv.SchemaURL, semconv.ServiceName(c.service))))
-	// Close flushes the spans still in the batch, waiting at most
-	// tracingShutdown for a collector that does not answer.
-	b.OnClose(func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), tracingShutdown)
-		defer cancel()
-		if err := tp.Shutdown(ctx); err != nil {
-			return fmt.Errorf("tracing: flush the spans to %s: %w", c.endpoint, err)
+	opts := slices.Clone(c.opts)
+	res := resource.NewWithAttributes(semconv.SchemaURL, semconv.ServiceName(c.service))
+	if c.endpoint != "" {
+		exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(c.endpoint))
+		if err != nil {
+			return nil, fmt.Errorf("otlp exporter for %s: %w", c.endpoint, err)
 		}
-		return nil
-	})
-	return tracing.New(append(c.opts, tracing.WithTracerProvider(tp))...), nil
+		tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+		// Close flushes the spans still in the batch, waiting at most
+		// tracingShutdown for a collector that does not answer.
+		b.OnClose(func() error {
+			ctx, cancel := context.WithTimeout(context.Background(), tracingShutdown)
+			defer cancel()
+			if err := tp.Shutdown(ctx); err != nil {
+				return fmt.Errorf("tracing: flush the spans to %s: %w", c.endpoint, err)
+			}
+			return nil
+		})
+		opts = append(opts, tracing.WithTracerProvider(tp))
+	}
+	if c.metricsEndpoint != "" {
+		exp, err := otlpmetrichttp.New(ctx, otlpmetrichttp.WithEndpointURL(c.metricsEndpoint))
+		if err != nil {
+			return nil, fmt.Errorf("otlp metric exporter for %s: %w", c.metricsEndpoint, err)
+		}
+		// The reader exports every minute (OTel's default) and on Close, which
+		// flushes what was recorded since, waiting at most tracingShutdown.
+		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp)), sdkmetric.WithResource(res))
+		b.OnClose(func() error {
+			ctx, cancel := context.WithTimeout(context.Background(), tracingShutdown)
+			defer cancel()
+			if err := mp.Shutdown(ctx); err != nil {
+				return fmt.Errorf("tracing: flush the metrics to %s: %w", c.metricsEndpoint, err)
+			}
+			return nil
+		})
+		opts = append(opts, tracing.WithMeterProvider(mp))
+	}
+	return tracing.New(opts...), nil
 }

@@ -85,6 +85,7 @@ func TestMiddlewareKindErrors(t *testing.T) {
 		{"validate", "coercion = \"yes\"\n", `key "coercion": must be true or false`},
 		{"validate", "strict = true\n", `key "strict": unknown key`},
 		{"tracing", "otlp_endpoint = \"localhost:4318\"\n", `key "otlp_endpoint": "localhost:4318" is not an http or https URL`},
+		{"tracing", "otlp_metrics_endpoint = \"ftp://x/v1/metrics\"\n", `key "otlp_metrics_endpoint": "ftp://x/v1/metrics" is not an http or https URL`},
 		{"tracing", "content_limit = 10\n", `key "content_limit": is 10; use a value from 64 to 1048576`},
 	}
 	for _, tc := range tests {
