@@ -78,16 +78,7 @@ func (c *tracingConfig) Middleware(ctx context.Context, b *Builder) (mcs.ToolMid
 			return nil, fmt.Errorf("otlp exporter for %s: %w", c.endpoint, err)
 		}
 		tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
-		// Close flushes the spans still in the batch, waiting at most
-		// tracingShutdown for a collector that does not answer.
-		b.OnClose(func() error {
-			ctx, cancel := context.WithTimeout(context.Background(), tracingShutdown)
-			defer cancel()
-			if err := tp.Shutdown(ctx); err != nil {
-				return fmt.Errorf("tracing: flush the spans to %s: %w", c.endpoint, err)
-			}
-			return nil
-		})
+		flushOnClose(b, "spans", c.endpoint, tp.Shutdown) // what is still in the batch
 		opts = append(opts, tracing.WithTracerProvider(tp))
 	}
 	if c.metricsEndpoint != "" {
@@ -95,18 +86,25 @@ func (c *tracingConfig) Middleware(ctx context.Context, b *Builder) (mcs.ToolMid
 		if err != nil {
 			return nil, fmt.Errorf("otlp metric exporter for %s: %w", c.metricsEndpoint, err)
 		}
-		// The reader exports every minute (OTel's default) and on Close, which
-		// flushes what was recorded since, waiting at most tracingShutdown.
+		// The reader exports every minute (OTel's default) and when the stack
+		// closes, what was recorded since.
 		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp)), sdkmetric.WithResource(res))
-		b.OnClose(func() error {
-			ctx, cancel := context.WithTimeout(context.Background(), tracingShutdown)
-			defer cancel()
-			if err := mp.Shutdown(ctx); err != nil {
-				return fmt.Errorf("tracing: flush the metrics to %s: %w", c.metricsEndpoint, err)
-			}
-			return nil
-		})
+		flushOnClose(b, "metrics", c.metricsEndpoint, mp.Shutdown)
 		opts = append(opts, tracing.WithMeterProvider(mp))
 	}
 	return tracing.New(opts...), nil
+}
+
+// flushOnClose makes the stack's Close shut a provider down, which exports what it
+// still holds, waiting at most tracingShutdown for a collector that does not
+// answer.
+func flushOnClose(b *Builder, what, endpoint string, shutdown func(context.Context) error) {
+	b.OnClose(func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), tracingShutdown)
+		defer cancel()
+		if err := shutdown(ctx); err != nil {
+			return fmt.Errorf("tracing: flush the %s to %s: %w", what, endpoint, err)
+		}
+		return nil
+	})
 }
