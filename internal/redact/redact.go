@@ -2,7 +2,8 @@
 // telemetry (the hooks audit, tracing content) with secrets removed and long
 // strings cut:
 //
-//   - a key whose normalised form (lower case, without "_", "-", "." and spaces)
+//   - a key whose normalised form (lower case, "ſ" as "s", without "_", "-", "."
+//     and spaces)
 //     contains a sensitive fragment (password, token, api_key, auth, cookie, ...)
 //     has its value replaced by [Redacted], at any depth;
 //   - so has the value of a name/value pair whose name is sensitive
@@ -70,9 +71,13 @@ func New(keys []string, maxValueLen int) *Redactor {
 	return r
 }
 
-var keyReplacer = strings.NewReplacer("-", "", "_", "", " ", "", ".", "")
+// keyReplacer drops the separators and folds "ſ" (long s) to "s": the pair
+// expression matches names case-insensitively, where "ſ" is an "s" (and the
+// Kelvin sign a "k", which strings.ToLower already makes one).
+var keyReplacer = strings.NewReplacer("-", "", "_", "", " ", "", ".", "", "ſ", "s")
 
-// Normalise returns key in lower case without "-", "_", "." and spaces.
+// Normalise returns key in lower case, "ſ" as "s", without "-", "_", "." and
+// spaces.
 func Normalise(key string) string {
 	return keyReplacer.Replace(strings.ToLower(strings.TrimSpace(key)))
 }

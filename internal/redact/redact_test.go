@@ -135,6 +135,7 @@ func TestQuotedNameInErrorProse(t *testing.T) {
 		{"an error chain through a sensitive word", `rest: credential: authentication required: sign in`, `rest: credential: authentication required: sign in`},
 		{"an error chain, then a pair", `rest: auth: failed: token=abc123`, `rest: auth: failed: token=[REDACTED]`},
 		{"a chained header with a key", `sent: X-Api-Key: k-12345`, `sent: X-Api-Key: [REDACTED]`},
+		{"long s and Kelvin sign in a name", "ſecret=abc toKen=xyz", "ſecret=[REDACTED] toKen=[REDACTED]"},
 	} {
 		if got := r.Text(tt.in, nil); got != tt.want {
 			t.Errorf("%s: Text(%q)\n got %q\nwant %q", tt.name, tt.in, got, tt.want)
