@@ -3,9 +3,8 @@
 // strings cut:
 //
 //   - a key whose normalised form (lower case, "ſ" as "s", without "_", "-", "."
-//     and spaces)
-//     contains a sensitive fragment (password, token, api_key, auth, cookie, ...)
-//     has its value replaced by [Redacted], at any depth;
+//     and spaces) contains a sensitive fragment (password, token, api_key, auth,
+//     cookie, ...) has its value replaced by [Redacted], at any depth;
 //   - so has the value of a name/value pair whose name is sensitive
 //     ([{"name": "Authorization", "value": "x"}], ["token", "x"]);
 //   - inside strings, "name: value" and "name=value" pairs with a sensitive name
