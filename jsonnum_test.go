@@ -62,3 +62,55 @@ func (d *recordingDriver) ExecuteTool(_ context.Context, _ string, args map[stri
 	d.onCall(args)
 	return "ok", nil
 }
+
+// FuzzUnmarshalJSON: the kernel's decoding accepts and refuses what encoding/json
+// does, and gives the same values but for integers float64 cannot hold exactly,
+// which stay json.Numbers whose float64 is encoding/json's value.
+func FuzzUnmarshalJSON(f *testing.F) {
+	for _, s := range []string{`{"a":1}`, `{"id":1234567890123456789,"l":[9007199254740993,1e400]}`,
+		`{"n":-12345678901234567890123}`, `{"x":100000000000000000000} x`, `[1,2]`, `null`, `{"a":1e999999}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var want, got map[string]any
+		errWant := json.Unmarshal([]byte(s), &want)
+		errGot := mcs.UnmarshalJSONForTest([]byte(s), &got)
+		if (errWant == nil) != (errGot == nil) {
+			t.Fatalf("%q: encoding/json says %v, the kernel %v", s, errWant, errGot)
+		}
+		if errWant != nil {
+			return
+		}
+		if diff := cmp.Diff(any(want), asFloats(got)); diff != "" {
+			t.Fatalf("%q (-encoding/json +kernel):\n%s", s, diff)
+		}
+	})
+}
+
+// asFloats returns v with every json.Number turned into its float64.
+func asFloats(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		f, _ := x.Float64()
+		return f
+	case map[string]any:
+		if x == nil {
+			return x
+		}
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = asFloats(e)
+		}
+		return out
+	case []any:
+		if x == nil {
+			return x
+		}
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = asFloats(e)
+		}
+		return out
+	}
+	return v
+}
