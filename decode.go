@@ -95,6 +95,7 @@ type jsonDecoder struct {
 	prev         byte // last significant byte outside strings and comments
 	keyState     int  // 0 expect first key, 1 in unquoted key, 2 expect ':', 3 committed
 	expectKey    bool // the next string directly inside the object is a key
+	keyQuoted    bool // the first key is a double-quoted string
 	lastKey      string
 	name         string // tool name found so far
 	nameRank     int    // index of the alias that gave name; -1 for none
@@ -265,17 +266,6 @@ func plainName(s string) bool {
 	return true
 }
 
-// mayBeStrict is the inlined first test of strictStart for the brace at text[i]:
-// it refutes a brace followed by a byte that no strict object has there (most
-// braces of prose and code) without a call.
-func mayBeStrict(text string, i int) bool {
-	if i+2 >= len(text) {
-		return false
-	}
-	c, next := text[i+1], text[i+2]
-	return (c == '"' && next != '{' && next != '\\') || c == '}' || isSpace(c)
-}
-
 // byteByByteOnly turns the one-pass decoding of strict objects off, so that a test
 // can compare it with the byte-by-byte reading it stands in for.
 var byteByByteOnly = false
@@ -385,18 +375,6 @@ func (d *jsonDecoder) scanProse(text string, i int, out []ToolCall) (int, bool, 
 		if c == '{' {
 			if d.inFence {
 				d.fenceBody = true
-			}
-			// Most objects are strict JSON: decode them in one pass, as the
-			// byte-by-byte reading below would (it is not tried again after a
-			// restart, so a text of unclosed braces is read at most twice).
-			if d.restarts == 0 && mayBeStrict(text, i) && strictStart(text[i:]) && !byteByByteOnly {
-				if call, end, ok := d.codec.decodeCallPrefix(text[i:]); ok {
-					if call.Name != "" {
-						out = d.emit(call, i, i+end, out)
-					}
-					i += end
-					continue
-				}
 			}
 			d.open(i)
 			// Read the object here: most braces in hostile text are refuted by the
@@ -515,6 +493,19 @@ func (d *jsonDecoder) scanObject(text string, i int, out []ToolCall) (int, bool,
 				d.depth = 0
 				return d.objStart + 1, false, out
 			}
+			if c == ':' && d.keyState == 3 && d.keyQuoted && d.restarts == 0 && !byteByByteOnly {
+				// "{ "key":" so far, as strict JSON starts: most objects are strict
+				// JSON, so decode this one in one pass, as the reading below would.
+				// Not tried again after a restart, so a text of unclosed braces is
+				// read at most twice; braces refuted earlier never get here.
+				if call, n, ok := d.codec.decodeCallPrefix(text[d.objStart:]); ok {
+					d.depth, d.inStr, d.comment = 0, false, 0
+					if call.Name != "" {
+						out = d.emit(call, d.objStart, d.objStart+n, out)
+					}
+					return d.objStart + n, false, out
+				}
+			}
 			if d.keyState < 3 && c != '"' && c != '\'' {
 				continue
 			}
@@ -555,7 +546,7 @@ func (d *jsonDecoder) scanObject(text string, i int, out []ToolCall) (int, bool,
 // open starts a top-level object at offset i.
 func (d *jsonDecoder) open(i int) {
 	d.depth, d.objStart, d.prev = 1, i, '{'
-	d.keyState, d.expectKey, d.lastKey = 0, true, ""
+	d.keyState, d.expectKey, d.lastKey, d.keyQuoted = 0, true, "", false
 	d.name, d.nameRank, d.nameFinal, d.otherName = "", -1, false, ""
 	d.inStr, d.esc, d.comment = false, false, 0
 }
@@ -607,6 +598,7 @@ func (d *jsonDecoder) stringEnd(text string, end int) {
 	raw := text[d.strStart : end+1]
 	if d.keyState < 3 {
 		d.keyState = 2
+		d.keyQuoted = d.quote == '"'
 	}
 	if d.expectKey {
 		d.lastKey = unquote(raw)

@@ -52,9 +52,9 @@ func (s *JSONPromptStrategy) decodeCallFast(src string) (call ToolCall, ok bool)
 	return call, true
 }
 
-// decodeCallPrefix decodes the strict JSON object that src starts with (the scanner
-// first checks strictStart, which refutes most braces of prose cheaply), as the
-// prose scanner would find and decode it, and returns where the object ends. ok is
+// decodeCallPrefix decodes the strict JSON object that src starts with, as the
+// prose scanner would find and decode it, and returns where the object ends. The
+// scanner tries it once the object has begun as strict JSON does ({"key":). ok is
 // false when the object is not strict JSON the fast path can decide, when its
 // first key holds a brace (the scanner refuses such a brace), or when it repeats a
 // tool-name field (the scanner reports the conflict): the scanner then reads it
@@ -65,38 +65,6 @@ func (s *JSONPromptStrategy) decodeCallPrefix(src string) (call ToolCall, end in
 		return ToolCall{}, 0, false
 	}
 	return call, p.i, true
-}
-
-// strictStart reports whether src, which starts with a brace, goes on as a strict
-// object the scanner accepts: "}" or a first key free of escapes and braces, then a
-// colon. It looks no further than the next brace, so that refuting every brace of
-// a text costs no more than reading the text once.
-func strictStart(src string) bool {
-	j := 1
-	for j < len(src) && isSpace(src[j]) {
-		j++
-	}
-	if j >= len(src) || src[j] != '"' {
-		return j < len(src) && src[j] == '}'
-	}
-	// the key ends at the next quote; a brace or an escape before it refutes
-	k, lim := j+1, min(len(src), j+17) // a few bytes one by one, then a vectorised search
-	for k < lim && src[k] != '"' && src[k] != '{' && src[k] != '\\' {
-		k++
-	}
-	if k == lim {
-		m := strings.IndexAny(src[k:], "\"{\\")
-		if m < 0 {
-			return false
-		}
-		k += m
-	}
-	if k >= len(src) || src[k] != '"' {
-		return false
-	}
-	for j = k + 1; j < len(src) && isSpace(src[j]); j++ {
-	}
-	return j < len(src) && src[j] == ':'
 }
 
 // fastCall reads the object at p's position. asScanner adds the refusals of
