@@ -3,8 +3,6 @@ package mcs
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"io"
 	"reflect"
 	"strconv"
 )
@@ -66,13 +64,11 @@ func unmarshalJSON(data []byte, v any) error {
 	if !json.Valid(data) {
 		return json.Unmarshal(data, v) // encoding/json's own error
 	}
+	// data is exactly one JSON value now, so Decode reads all of it
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	if err := dec.Decode(v); err != nil {
 		return err
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return json.Unmarshal(data, v) // trailing data: encoding/json's own error
 	}
 	var err error
 	switch p := v.(type) {

@@ -38,11 +38,8 @@ func (f textFormat) Extract(r Reply) []ToolCall {
 	if r.Text == "" {
 		return nil
 	}
-	return finishText(f.ps.NewDecoder(), r.Text)
-}
-
-func finishText(dec TextDecoder, text string) []ToolCall {
-	calls := dec.Finish(text)
+	dec := f.ps.NewDecoder()
+	calls := dec.Finish(r.Text)
 	if bad := dec.Malformed(); len(bad) > 0 {
 		calls = append(calls, bad...)
 		sort.SliceStable(calls, func(i, j int) bool { return calls[i].Start < calls[j].Start })
