@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"slices"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -54,9 +53,9 @@ func (s *JSONPromptStrategy) decodeCallFast(src string) (call ToolCall, ok bool)
 
 // decodeCallPrefix decodes the strict JSON object that src starts with, as the
 // prose scanner would find and decode it, and returns where the object ends. The
-// scanner tries it once the object has begun as strict JSON does ({"key":). ok is
-// false when the object is not strict JSON the fast path can decide, when its
-// first key holds a brace (the scanner refuses such a brace), or when it repeats a
+// scanner tries it once the object has begun as strict JSON does ({"key":), so the
+// first key holds no brace (the scanner refuses those before). ok is false when the
+// object is not strict JSON the fast path can decide, or when it repeats a
 // tool-name field (the scanner reports the conflict): the scanner then reads it
 // byte by byte.
 func (s *JSONPromptStrategy) decodeCallPrefix(src string) (call ToolCall, end int, ok bool) {
@@ -67,7 +66,7 @@ func (s *JSONPromptStrategy) decodeCallPrefix(src string) (call ToolCall, end in
 	return call, p.i, true
 }
 
-// fastCall reads the object at p's position. asScanner adds the refusals of
+// fastCall reads the object at p's position. asScanner adds the refusal of
 // decodeCallPrefix.
 func (s *JSONPromptStrategy) fastCall(p *fastParser, asScanner bool) (call ToolCall, ok bool) {
 	var buf [8]fastPair
@@ -83,8 +82,7 @@ func (s *JSONPromptStrategy) fastCall(p *fastParser, asScanner bool) (call ToolC
 			if !ok {
 				return ToolCall{}, false
 			}
-			if asScanner && (len(pairs) == 0 && strings.IndexByte(key, '{') >= 0 ||
-				s.aliasRank(key) >= 0 && slices.ContainsFunc(pairs, func(pr fastPair) bool { return pr.key == key })) {
+			if asScanner && s.aliasRank(key) >= 0 && slices.ContainsFunc(pairs, func(pr fastPair) bool { return pr.key == key }) {
 				return ToolCall{}, false
 			}
 			p.ws()
