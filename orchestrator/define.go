@@ -51,9 +51,7 @@ func (o *Orchestrator) settle(ctx context.Context, set *driverSet) (changed bool
 		return false
 	}
 	before := depVersions(set)
-	for _, s := range set.settlers {
-		_ = s.SettleTools(ctx)
-	}
+	_ = settleAll(ctx, set.settlers)
 	return !slices.Equal(before, depVersions(set))
 }
 
@@ -62,8 +60,13 @@ var _ Settler = (*Orchestrator)(nil)
 // SettleTools settles the registered drivers that implement [Settler] (see
 // there) and returns their errors joined.
 func (o *Orchestrator) SettleTools(ctx context.Context) error {
+	return settleAll(ctx, o.set.Load().settlers)
+}
+
+// settleAll settles every one of settlers and returns their errors joined.
+func settleAll(ctx context.Context, settlers []Settler) error {
 	var errs []error
-	for _, s := range o.set.Load().settlers {
+	for _, s := range settlers {
 		if err := s.SettleTools(ctx); err != nil {
 			errs = append(errs, err)
 		}

@@ -344,12 +344,7 @@ func (r *Redactor) scrubPairs(s string) string {
 		if loc == nil {
 			break
 		}
-		m := make([]string, len(loc)/2)
-		for i := range m {
-			if loc[2*i] >= 0 {
-				m[i] = s[pos+loc[2*i] : pos+loc[2*i+1]]
-			}
-		}
+		m := submatches(s[pos:], loc)
 		if quotedNameInProse(m) {
 			pos += loc[1] // the words after a quoted name in prose are prose too
 			chain = -1
@@ -400,13 +395,7 @@ func replaceGroups(s string, re *regexp.Regexp, f func(m []string) (string, bool
 	var b strings.Builder
 	last := 0
 	for _, loc := range idx {
-		m := make([]string, len(loc)/2)
-		for i := range m {
-			if loc[2*i] >= 0 {
-				m[i] = s[loc[2*i]:loc[2*i+1]]
-			}
-		}
-		repl, ok := f(m)
+		repl, ok := f(submatches(s, loc))
 		if !ok {
 			continue
 		}
@@ -423,6 +412,18 @@ func replaceGroups(s string, re *regexp.Regexp, f func(m []string) (string, bool
 	}
 	b.WriteString(s[last:])
 	return b.String()
+}
+
+// submatches returns the groups of s that loc, a submatch index, locates; "" for
+// a group that did not take part.
+func submatches(s string, loc []int) []string {
+	m := make([]string, len(loc)/2)
+	for i := range m {
+		if loc[2*i] >= 0 {
+			m[i] = s[loc[2*i]:loc[2*i+1]]
+		}
+	}
+	return m
 }
 
 // pairNameKeys and pairValueKeys are the keys of the objects of a name/value pair
