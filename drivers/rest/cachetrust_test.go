@@ -117,7 +117,7 @@ func TestCallInfoComesFromTheDocument(t *testing.T) {
 			t.Fatal("the forged listing is not the one listed, so the test proves nothing")
 		}
 	}
-	res, err := d.ExecuteTool(ctx, "deletePet", map[string]any{"petId": "1"})
+	res, err := d.ExecuteTool(ctx, "deletePet", map[string]any{"petId": "1", "X-Request-ID": "r-1"})
 	if err == nil && !permission.IsDenied(res) {
 		t.Errorf("deletePet = %v; want it refused", res)
 	}
@@ -125,7 +125,7 @@ func TestCallInfoComesFromTheDocument(t *testing.T) {
 		t.Errorf("CallInfo annotations = %+v, want the document's (destructive, not read-only)", seen)
 	}
 	for _, r := range api.requests() {
-		if strings.HasPrefix(r.URI, "/pets/") {
+		if r.Method == "DELETE" {
 			t.Errorf("the forged hint let %s %s through", r.Method, r.URI)
 		}
 	}
