@@ -26,6 +26,12 @@ const (
 	// MaxResultBytes is the largest text a call returns to the model; longer text
 	// is cut on a UTF-8 boundary and marked.
 	MaxResultBytes = 1 << 20
+	// DefaultMaxMessageBytes bounds one message of the server: a line of a
+	// stdio server, an SSE event or a JSON body of an HTTP server (16 MiB, the
+	// SDK's bound of a stdio line).
+	DefaultMaxMessageBytes = 16 << 20
+	// DefaultMaxTools bounds the tools of one listing, over all its pages.
+	DefaultMaxTools = 10000
 	// MaxStderrBytes is how much of a stdio server's standard error the driver
 	// keeps (the last bytes written) to show in errors and health details.
 	MaxStderrBytes = 4 << 10
@@ -58,12 +64,17 @@ type Config struct {
 	// URL is a streamable HTTP endpoint (http or https).
 	URL string
 	// Headers are sent with every HTTP request to URL, such as an
-	// Authorization header. They are never shown in errors.
+	// Authorization header, and only to URL's origin (scheme, host and port).
+	// They are never shown in errors.
 	Headers map[string]string
 	// HTTPClient sends the HTTP requests; nil means http.DefaultClient. The
-	// driver uses a copy whose transport adds Headers; the client given is never
-	// modified. A Timeout on it also ends the long-lived event stream the server
-	// uses for notifications, so leave it zero and rely on CallTimeout.
+	// driver uses a copy whose transport adds Headers and bounds what the
+	// server sends, and which follows a redirect only within URL's origin: a
+	// redirect elsewhere (another host or port, https to http) fails the
+	// request with [ErrRedirect], before anything is sent there. The client
+	// given is never modified; its own CheckRedirect still applies. A Timeout
+	// on it also ends the long-lived event stream the server uses for
+	// notifications, so leave it zero and rely on CallTimeout.
 	HTTPClient *http.Client
 	// Transport is any transport of the MCP SDK, such as one of
 	// mcpsdk.NewInMemoryTransports in tests. It wins over Command and URL. After
@@ -72,6 +83,17 @@ type Config struct {
 	Transport mcpsdk.Transport
 	// CallTimeout bounds each tool call; zero means DefaultCallTimeout.
 	CallTimeout time.Duration
+	// MaxMessageBytes bounds one message of the server: a line of a stdio
+	// server, an SSE event or a JSON body of an HTTP server. Zero means
+	// DefaultMaxMessageBytes. A larger message fails the call or listing with
+	// [ErrServerLimit] while it is read, and ends the session (the next call
+	// connects again). It does not apply to a Transport given here.
+	MaxMessageBytes int
+	// MaxTools bounds the tools of one listing, over all its pages; zero means
+	// DefaultMaxTools. Over HTTP and stdio the tools of a page are counted
+	// while it is read, so a longer listing is refused with [ErrServerLimit]
+	// before it is decoded.
+	MaxTools int
 	// Consent answers the server's elicitation requests (the server asks the
 	// user for input during a call). The request is presented as a call of the
 	// tool that is running (or "elicitation" when none is known) whose arguments
@@ -150,6 +172,15 @@ func normalize(cfg Config) (Config, string, error) {
 	if c.CallTimeout == 0 {
 		c.CallTimeout = DefaultCallTimeout
 	}
+	if c.MaxMessageBytes < 0 || c.MaxTools < 0 {
+		return c, "", fmt.Errorf("%w: MaxMessageBytes (%d) and MaxTools (%d) must not be negative; use 0 for the defaults of %d and %d", ErrInvalidConfig, c.MaxMessageBytes, c.MaxTools, DefaultMaxMessageBytes, DefaultMaxTools)
+	}
+	if c.MaxMessageBytes == 0 {
+		c.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if c.MaxTools == 0 {
+		c.MaxTools = DefaultMaxTools
+	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -199,38 +230,6 @@ func redactURL(s string) string {
 	}
 	u.Fragment = ""
 	return u.String()
-}
-
-// headerTransport adds fixed headers to every request.
-type headerTransport struct {
-	base    http.RoundTripper
-	headers map[string]string
-}
-
-func (t headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	r := req.Clone(req.Context())
-	for k, v := range t.headers {
-		r.Header.Set(k, v)
-	}
-	return t.base.RoundTrip(r)
-}
-
-// httpClient returns the client the streamable transport uses.
-func httpClient(cfg Config) *http.Client {
-	base := cfg.HTTPClient
-	if base == nil {
-		base = http.DefaultClient
-	}
-	if len(cfg.Headers) == 0 {
-		return base
-	}
-	c := *base
-	rt := base.Transport
-	if rt == nil {
-		rt = http.DefaultTransport
-	}
-	c.Transport = headerTransport{base: rt, headers: cfg.Headers}
-	return &c
 }
 
 // childEnv is the environment of a stdio server: the inherited variables of

@@ -268,11 +268,14 @@ func (d *ToolDriver) fetch(ctx context.Context, s *session) ([]*mcpsdk.Tool, err
 		}
 		res, err := s.cs.ListTools(ctx, &mcpsdk.ListToolsParams{Cursor: cursor})
 		if err != nil {
+			if f := s.g.fault(); f != nil {
+				return nil, f
+			}
 			return nil, err
 		}
 		all = append(all, res.Tools...)
-		if len(all) > maxTools {
-			return nil, fmt.Errorf("the server lists more than %d tools", maxTools)
+		if len(all) > d.cfg.MaxTools {
+			return nil, fmt.Errorf("%w: the server lists more than %d tools over %d pages (Config.MaxTools); raise the limit only for a server trusted to list that many", ErrServerLimit, d.cfg.MaxTools, page+1)
 		}
 		if res.NextCursor == "" {
 			return all, nil
@@ -330,6 +333,10 @@ func (d *ToolDriver) ExecuteTool(ctx context.Context, name string, args map[stri
 
 // callError describes a failed tools/call.
 func (d *ToolDriver) callError(ctx context.Context, s *session, name string, err error) error {
+	if f := s.g.fault(); f != nil {
+		s.markBroken(f)
+		return fmt.Errorf("call %q to MCP server %s: %w", name, d.server, f)
+	}
 	if ctx.Err() != nil {
 		if d.life.Err() != nil {
 			return fmt.Errorf("call %q to MCP server %s: %w", name, d.server, ErrClosed)
@@ -345,7 +352,7 @@ func (d *ToolDriver) callError(ctx context.Context, s *session, name string, err
 	}
 	s.markBroken(err)
 	s.waitExit(exitGrace)
-	return fmt.Errorf("call %q to MCP server %s: %s", name, d.server, s.deadReason())
+	return fmt.Errorf("call %q to MCP server %s: %w", name, d.server, s.deadErr())
 }
 
 // scoped bounds ctx by timeout and by the driver's life.
@@ -420,18 +427,18 @@ func (d *ToolDriver) reconnect(ctx context.Context, old *session) (*session, err
 // connect starts a session: the child for a stdio server, the transport, the
 // handshake.
 func (d *ToolDriver) connect(ctx context.Context) (*session, error) {
-	s := &session{}
+	s := &session{g: &guard{}}
 	var t mcpsdk.Transport
 	switch {
 	case d.cfg.Transport != nil:
 		t = d.cfg.Transport
 	case len(d.cfg.Command) > 0:
 		var err error
-		if t, err = s.start(newCommand(d.cfg)); err != nil {
+		if t, err = s.start(newCommand(d.cfg), d.cfg.MaxMessageBytes, d.cfg.MaxTools); err != nil {
 			return nil, &ConnectError{Server: d.server, Err: fmt.Errorf("start: %w", err)}
 		}
 	default:
-		t = &mcpsdk.StreamableClientTransport{Endpoint: d.cfg.URL, HTTPClient: httpClient(d.cfg)}
+		t = &mcpsdk.StreamableClientTransport{Endpoint: d.cfg.URL, HTTPClient: httpClient(d.cfg, s.g), MaxEventSize: d.cfg.MaxMessageBytes}
 	}
 	cs, err := d.client.Connect(ctx, t, nil)
 	if err != nil {
@@ -443,9 +450,17 @@ func (d *ToolDriver) connect(ctx context.Context) (*session, error) {
 	return s, nil
 }
 
-// connectError wraps a failed start or handshake.
+// connectError wraps a failed start, handshake or first listing; a fault the
+// transport found is the reason.
 func (d *ToolDriver) connectError(ctx context.Context, s *session, err error) error {
-	if ctx.Err() != nil {
+	switch f := s.g.fault(); {
+	case f != nil:
+		if !errors.Is(err, f) {
+			err = f
+		}
+	case malformed(err) != nil:
+		err = malformed(err)
+	case ctx.Err() != nil:
 		err = fmt.Errorf("no answer to the handshake in time: %w", err)
 	}
 	if s.waitExit(0) {

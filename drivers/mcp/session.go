@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"errors"
 	"fmt"
 	"os/exec"
 	"strings"
@@ -28,6 +29,7 @@ const (
 // server, the child process.
 type session struct {
 	cs *mcpsdk.ClientSession
+	g  *guard // faults found in the traffic; never nil
 
 	cmd      *exec.Cmd
 	stderr   *tail
@@ -42,8 +44,10 @@ type session struct {
 	closed bool  // closed by the driver
 }
 
-// start starts the child of a stdio session.
-func (s *session) start(cmd *exec.Cmd) (mcpsdk.Transport, error) {
+// start starts the child of a stdio session. A line of its output may hold at
+// most maxMessage bytes, and a listing at most maxTools tools, counted as it is
+// read.
+func (s *session) start(cmd *exec.Cmd, maxMessage, maxTools int) (mcpsdk.Transport, error) {
 	isolate(cmd)
 	s.stderr = &tail{max: MaxStderrBytes}
 	cmd.Stderr = s.stderr
@@ -65,7 +69,8 @@ func (s *session) start(cmd *exec.Cmd) (mcpsdk.Transport, error) {
 		s.procErr = cmd.Wait()
 		close(s.procDone)
 	}()
-	return &mcpsdk.IOTransport{Reader: stdout, Writer: stdin}, nil
+	out := &limitedBody{body: stdout, g: s.g, tools: toolCounter{max: maxTools}}
+	return &mcpsdk.IOTransport{Reader: out, Writer: stdin, MaxLineLength: maxMessage}, nil
 }
 
 // watch starts the goroutine that notices the end of the SDK session.
@@ -89,6 +94,16 @@ func (s *session) markBroken(err error) {
 
 // deadReason returns why the session cannot serve calls, or "" when it can.
 func (s *session) deadReason() string {
+	if err := s.deadErr(); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+// deadErr returns why the session cannot serve calls, or nil when it can: a
+// fault the transport found (wrapping [ErrRedirect], [ErrServerLimit] or
+// [ErrMalformedStream]) before the symptoms it caused.
+func (s *session) deadErr() error {
 	exited := false
 	if s.procDone != nil {
 		select {
@@ -106,20 +121,29 @@ func (s *session) deadReason() string {
 	s.mu.Lock()
 	broken, closed := s.broken, s.closed
 	s.mu.Unlock()
+	fault := s.g.fault()
 	switch {
 	case closed:
-		return "session closed"
+		return errors.New("session closed")
+	case fault != nil:
+		return fault
 	case exited:
-		return s.exitText()
+		return errors.New(s.exitText())
 	case ended:
 		if s.endErr != nil {
-			return fmt.Sprintf("session ended: %v", s.endErr)
+			if m := malformed(s.endErr); m != nil {
+				return m
+			}
+			return fmt.Errorf("session ended: %w", s.endErr)
 		}
-		return "session ended by the server"
+		return errors.New("session ended by the server")
 	case broken != nil:
-		return fmt.Sprintf("connection lost: %v", broken)
+		if m := malformed(broken); m != nil {
+			return m
+		}
+		return fmt.Errorf("connection lost: %w", broken)
 	}
-	return ""
+	return nil
 }
 
 // exitText describes the child's exit; call it after procDone.
