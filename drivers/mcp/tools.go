@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"net/url"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/mcs-go/mcs"
+	"github.com/mcs-go/mcs/internal/toolname"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -17,8 +19,9 @@ import (
 const (
 	// maxPages is the most tools/list pages the driver reads.
 	maxPages = 1000
-	// maxTools is the most tools the driver keeps.
-	maxTools = 10000
+	// maxName is the longest name a tool is listed under: the limit of
+	// OpenAI's function names, which the other providers accept too.
+	maxName = 64
 	// schemaBudget is the most schema nodes one tool's parameters may expand to
 	// once references are inlined.
 	schemaBudget = 20000
@@ -40,22 +43,48 @@ func (ts *toolSet) lookup(name string) (mcs.Tool, string, bool) {
 	return ts.tools[i], ts.remote[i], true
 }
 
-// buildToolSet maps the server's tools, in the server's order. Names the model
-// could not call (characters outside A-Z a-z 0-9 _ -) are rewritten with "_";
-// a repeated name keeps its first tool. Both are logged.
+// buildToolSet maps the server's tools, in the server's order, under names a
+// model can call and an orchestrator can namespace (see [listedName]); calls
+// use the server's own names. A name that needs no change keeps it; a renamed
+// tool whose new name is taken gets a hash of its own name appended. A repeated
+// name keeps its first tool. Renames and dropped tools are logged.
 func buildToolSet(list []*mcpsdk.Tool, gen uint64, server string, log *slog.Logger) *toolSet {
 	ts := &toolSet{gen: gen, byName: make(map[string]int, len(list))}
-	for _, t := range list {
+	names := make([]string, len(list))
+	taken := make(map[string]bool, len(list))
+	for i, t := range list { // names that need no change first
+		if t != nil && t.Name != "" && listedName(t.Name) == t.Name {
+			names[i] = t.Name
+			taken[t.Name] = true
+		}
+	}
+	for i, t := range list {
+		if t == nil || t.Name == "" || names[i] != "" {
+			continue
+		}
+		name := listedName(t.Name)
+		if taken[name] {
+			name = hashedName(name, t.Name)
+		}
+		if taken[name] {
+			log.Warn("mcp: tool left out: its name cannot be made unique", "server", server, "tool", oneLine(t.Name))
+			continue
+		}
+		taken[name] = true
+		names[i] = name
+		log.Warn("mcp: tool renamed so that a model can call it and it cannot pass for another driver's tool", "server", server, "tool", oneLine(t.Name), "as", name)
+	}
+	for i, t := range list {
 		if t == nil {
 			continue
 		}
-		name := safeName(t.Name)
-		if name == "" {
+		name := names[i]
+		if t.Name == "" {
 			log.Warn("mcp: tool without a name ignored", "server", server)
 			continue
 		}
-		if name != t.Name {
-			log.Warn("mcp: tool renamed so that a model can call it", "server", server, "tool", t.Name, "as", name)
+		if name == "" {
+			continue
 		}
 		if _, dup := ts.byName[name]; dup {
 			log.Warn("mcp: tool listed twice; the first one is kept", "server", server, "tool", name)
@@ -72,6 +101,26 @@ func buildToolSet(list []*mcpsdk.Tool, gen uint64, server string, log *slog.Logg
 	return ts
 }
 
+// listedName is the name a server's tool is listed under: characters outside
+// A-Z a-z 0-9 _ - replaced by "_"; every run of "_" collapsed into one, so that
+// the name never holds the separator "__" of namespaced names and a server
+// cannot list a tool that reads as another driver's (files__read_file); and
+// shortened to maxName bytes with a hash of the whole name (toolname.Shorten).
+func listedName(name string) string {
+	s := safeName(name)
+	if strings.Contains(s, "__") {
+		var b strings.Builder
+		for i := 0; i < len(s); i++ {
+			if s[i] == '_' && i > 0 && s[i-1] == '_' {
+				continue
+			}
+			b.WriteByte(s[i])
+		}
+		s = b.String()
+	}
+	return toolname.Shorten(s, maxName)
+}
+
 // safeName rewrites name to ^[A-Za-z0-9_-]+$.
 func safeName(name string) string {
 	return strings.Map(func(r rune) rune {
@@ -81,6 +130,16 @@ func safeName(name string) string {
 		}
 		return '_'
 	}, name)
+}
+
+// hashedName makes name unique for the server's tool original: name cut so
+// that "_" and seven hex digits of the hash of original fit in maxName.
+func hashedName(name, original string) string {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(original))
+	suffix := fmt.Sprintf("_%07x", h.Sum32()&0xfffffff)
+	head := strings.TrimRight(name[:min(len(name), maxName-len(suffix))], "_-")
+	return head + suffix
 }
 
 // mapTool turns an MCP tool into an mcs.Tool. problems lists what could not be
@@ -96,6 +155,14 @@ func mapTool(t *mcpsdk.Tool, name string) (mcs.Tool, []string) {
 			Destructive: a.DestructiveHint == nil || *a.DestructiveHint,
 			Idempotent:  a.IdempotentHint,
 			OpenWorld:   a.OpenWorldHint == nil || *a.OpenWorldHint,
+		}
+	}
+	if name != t.Name {
+		// The model and the person consenting see which tool of the server it is.
+		if strings.TrimSpace(out.Title) == "" {
+			out.Title = oneLine(t.Name)
+		} else {
+			out.Title += fmt.Sprintf(" (MCP tool %q)", oneLine(t.Name))
 		}
 	}
 	if strings.TrimSpace(out.Title) == "" && strings.TrimSpace(out.Description) == "" {
