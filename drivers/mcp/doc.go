@@ -6,9 +6,16 @@
 //
 // # Tools
 //
-// Every page of tools/list is read. Each MCP tool becomes an [mcs.Tool] with
-// the server's name (characters a model cannot call, outside A-Z a-z 0-9 _ -,
-// become "_"), title (or the annotations' title), description, and one
+// Every page of tools/list is read, at most [DefaultMaxTools] tools in all
+// (Config.MaxTools). Each MCP tool becomes an [mcs.Tool] with the server's name
+// made safe: characters a model cannot call (outside A-Z a-z 0-9 _ -) become
+// "_", every run of "_" becomes one, so that the name cannot hold the "__" an
+// orchestrator puts between a driver's label and a tool name and cannot pass
+// for another driver's tool, and a name longer than 64 bytes is cut with a hash
+// of the whole name, as the orchestrator shortens long names. A renamed tool
+// whose new name is taken gets a hash of its own name appended; its title shows
+// the server's name, every rename is logged, and calls use the server's name.
+// The tool gets the server's title (or the annotations' title), description, and one
 // Parameter per top-level property of the input schema: the required ones first
 // in the order of "required", then the others by name. The property's schema
 // is kept whole, with local references ($ref into $defs, definitions or any
@@ -19,6 +26,19 @@
 // represented this way (a remote reference, keywords such as oneOf at the top
 // level) is logged as a warning and its parameters are kept as given; no tool
 // is dropped.
+//
+// # A hostile server
+//
+// Over HTTP, Config.Headers go only to the origin (scheme, host and port) of
+// Config.URL, and a redirect to another origin (another host or port, https to
+// http) is refused with [ErrRedirect] before anything is sent there; a redirect
+// within the origin is followed. One message of the server (an SSE event, a
+// JSON body, a line of a stdio server) is at most [DefaultMaxMessageBytes]
+// (Config.MaxMessageBytes), and the tools of a listing page are counted while
+// it is read, so an oversized answer or listing is refused with
+// [ErrServerLimit] before it is held or decoded. An answer that is not a
+// well-formed stream of JSON-RPC messages is reported with [ErrMalformedStream].
+// After any of these the session ends, and the next call connects again.
 //
 // # Results
 //
