@@ -49,7 +49,9 @@ type DeviceFlowConfig struct {
 	// Store keeps the tokens; nil means a new MemoryStore.
 	Store TokenStore
 	// HTTPClient sends the requests to the authorization server; nil means
-	// http.DefaultClient.
+	// http.DefaultClient. The provider uses a copy that follows a redirect only
+	// within the origin (scheme, host and port) of the request it answers, so
+	// the form with the client's credentials is never resent elsewhere.
 	HTTPClient *http.Client
 	// Logger receives one record per step of the flow (authorization started,
 	// completed, refreshed, refresh rejected, store trouble); nil means
@@ -198,10 +200,47 @@ func NewDeviceFlowProvider(cfg DeviceFlowConfig) *DeviceFlowProvider {
 	if p.client == nil {
 		p.client = http.DefaultClient
 	}
+	p.client = sameOriginRedirects(p.client)
 	if p.log == nil {
 		p.log = slog.Default()
 	}
 	return p
+}
+
+// sameOriginRedirects returns a copy of c that follows a redirect only to the
+// origin (scheme, host and port) of the request it answers: a 307 or 308 resends
+// the form, which holds the client secret, a device code or a refresh token, so
+// a redirect elsewhere is refused before anything is sent there. c's own
+// redirect policy still applies.
+func sameOriginRedirects(c *http.Client) *http.Client {
+	cp := *c
+	policy := c.CheckRedirect
+	cp.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		orig := via[0].URL
+		if !strings.EqualFold(orig.Scheme, req.URL.Scheme) || !strings.EqualFold(orig.Hostname(), req.URL.Hostname()) || portOf(orig) != portOf(req.URL) {
+			return fmt.Errorf("oauth: redirect refused: the authorization server redirected to %s://%s%s; only redirects within %s://%s are followed, so that credentials go nowhere else (set the endpoint URL to the new address if it is the server's)",
+				req.URL.Scheme, req.URL.Host, req.URL.Path, orig.Scheme, orig.Host)
+		}
+		if len(via) >= 10 {
+			return errors.New("oauth: stopped after 10 redirects")
+		}
+		if policy != nil {
+			return policy(req, via)
+		}
+		return nil
+	}
+	return &cp
+}
+
+// portOf is the port of u, or the default port of its scheme.
+func portOf(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	if strings.EqualFold(u.Scheme, "https") {
+		return "443"
+	}
+	return "80"
 }
 
 // Token returns an access token for scope, or a *Challenge the user must complete
