@@ -136,7 +136,9 @@ type JSONPromptStrategy struct {
 	// CallExample shows the model how to write a call.
 	CallExample string
 	// ToolFieldAliases are the fields that may carry the tool name, in priority
-	// order: the first one present in an object is its tool-name field.
+	// order: the first one present in an object is its tool-name field. An object
+	// named by any alias but the first is a call only when it also has an
+	// arguments field, or holds nothing but its name and stands in a code fence.
 	ToolFieldAliases []string
 	// ArgumentsFieldAliases are the fields that may carry the arguments, in
 	// priority order.
