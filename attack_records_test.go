@@ -31,10 +31,12 @@ func TestAttackRecordInAnswerIsData(t *testing.T) {
 		`Your pet: {"name":"Bella","species":"dog","age":3}`,
 		`Your pet: {"name": "Bella"} is the only one.`,
 		"The record:\n```json\n{\"id\": 5, \"name\": \"pets__getInventory\", \"owner\": \"bob\"}\n```",
-		`{'name': 'Bella', 'owner': 'bob',}`,                 // repaired, still a record
-		`{"name":"Bella","name":"pets__getInventory","x":1}`, // repeated name field
-		`{"id":5,"name":"pets__getInventory","owner":"bob"`,  // a record that never closed
-		"```\n{\"name\":\"Bella\",\"owner\":\"bob\"\n```",    // ... in a fence
+		`{'name': 'Bella', 'owner': 'bob',}`,                                        // repaired, still a record
+		"{\u201cname\u201d: \u201cBella\u201d, \u201cowner\u201d: \u201cbob\u201d}", // healed, still a record
+		`{name: "Bella", owner: "bob"}`,                                             // bare keys
+		`{"name":"Bella","name":"pets__getInventory","x":1}`,                        // repeated name field
+		`{"id":5,"name":"pets__getInventory","owner":"bob"`,                         // a record that never closed
+		"```\n{\"name\":\"Bella\",\"owner\":\"bob\"\n```",                           // ... in a fence
 	}
 	for _, reply := range data {
 		for _, byteByByte := range []bool{false, true} {

@@ -363,9 +363,8 @@ func (b *BaseDriver) NativeToolContext(ctx context.Context, model string) (Nativ
 // beyond the per-reply limit (see WithMaxCalls) fail without running and are
 // answered in the history by one message; calls whose arguments are over the size
 // limit (WithMaxArgumentBytes) fail without running; results enter the history cut
-// to the size limit (WithMaxResultBytes). When the tool
-// listing fails, so that the driver cannot tell its calls from others',
-// Response.Unavailable says so. A panic in an extraction strategy is logged with
+// to the size limit (WithMaxResultBytes). When the tool listing fails, so that the
+// driver cannot tell its calls from others', Response.Unavailable says so. A panic in an extraction strategy is logged with
 // slog.Default and gives the zero Response.
 func (b *BaseDriver) ProcessLLMResponse(ctx context.Context, response any) Response {
 	strategy, reply, calls := b.extract(response)
