@@ -360,9 +360,11 @@ func (b *BaseDriver) NativeToolContext(ctx context.Context, model string) (Nativ
 // A tool error, a middleware error, malformed arguments or a panic become a failed
 // CallRecord with a retry prompt; nothing escapes to the caller. When ctx is done,
 // no further call starts and the remaining ones fail with ctx's error. Owned calls
-// beyond the per-reply limit (see WithMaxCalls) fail without running. When the tool
-// listing fails, so that the driver cannot tell its calls from others',
-// Response.Unavailable says so. A panic in an extraction strategy is logged with
+// beyond the per-reply limit (see WithMaxCalls) fail without running and are
+// answered in the history by one message; calls whose arguments are over the size
+// limit (WithMaxArgumentBytes) fail without running; results enter the history cut
+// to the size limit (WithMaxResultBytes). When the tool listing fails, so that the
+// driver cannot tell its calls from others', Response.Unavailable says so. A panic in an extraction strategy is logged with
 // slog.Default and gives the zero Response.
 func (b *BaseDriver) ProcessLLMResponse(ctx context.Context, response any) Response {
 	strategy, reply, calls := b.extract(response)
@@ -530,14 +532,25 @@ func (b *BaseDriver) run(ctx context.Context, s ExtractionStrategy, reply Reply,
 		resp.Calls = make([]CallRecord, 0, len(calls))
 		outcomes = make([]CallOutcome, 0, len(calls))
 	}
-	limit := b.maxCalls()
+	lim := b.callLimits(s, before)
+	var big []int // the calls whose arguments are over the limit
 	for i, c := range calls {
 		rec := CallRecord{ID: c.ID, Name: c.Name, Arguments: c.Arguments}
+		out := CallOutcome{Call: c}
+		over, answer := lim.overCalls(c, i)
+		var tooLarge error
+		if over == nil {
+			tooLarge = lim.argumentsError(c)
+		}
 		switch {
+		case over != nil:
+			rec.Err = over
 		case c.Err != nil:
 			rec.Err = c.Err
-		case limit >= 0 && before+i >= limit:
-			rec.Err = fmt.Errorf("%w: the call to %q was not run: one reply may make at most %d tool calls; make fewer calls and wait for their results", ErrTooManyCalls, c.Name, limit)
+		case tooLarge != nil:
+			rec.Err = tooLarge
+			out.Call.Arguments, out.Call.Err = map[string]any{}, rec.Err // out of the history
+			big = append(big, i)
 		case ctx.Err() != nil:
 			rec.Err = fmt.Errorf("call to %q not started: %w", c.Name, context.Cause(ctx))
 		default:
@@ -547,15 +560,24 @@ func (b *BaseDriver) run(ctx context.Context, s ExtractionStrategy, reply Reply,
 		}
 		if rec.Err != nil {
 			rec.Result = nil
+		}
+		out.Result, out.Err = rec.Result, rec.Err
+		lim.boundOutcome(&out) // what enters the history
+		if rec.Err != nil {
 			resp.CallFailed = true
 			if resp.RetryPrompt == "" {
-				resp.RetryPrompt = b.ps.RetryPrompt(c.Name, rec.Err.Error())
+				resp.RetryPrompt = b.ps.RetryPrompt(c.Name, out.Err.Error())
 			}
 		} else {
 			resp.CallExecuted = true
 		}
 		resp.Calls = append(resp.Calls, rec)
-		outcomes = append(outcomes, CallOutcome{Call: c, Result: rec.Result, Err: rec.Err})
+		if answer {
+			outcomes = append(outcomes, out)
+		}
+	}
+	if len(big) > 0 && lim.text {
+		reply.Text = textWithout(reply.Text, calls, big, lim.args)
 	}
 	func() {
 		defer func() {

@@ -101,6 +101,8 @@ type jsonDecoder struct {
 	nameRank     int    // index of the alias that gave name; -1 for none
 	nameFinal    bool   // name cannot change any more, short of a conflict
 	otherName    string // a different name under the same alias: a conflict
+	argsKey      bool   // a quoted key directly inside the object is an arguments alias
+	otherKey     bool   // a quoted key directly inside the object is no alias at all
 
 	restarts  int
 	malformed []ToolCall // objects that named a tool and never closed
@@ -155,6 +157,9 @@ func (d *jsonDecoder) Finish(text string) []ToolCall {
 		// and everything after its brace is that call's own text: objects nested in
 		// its arguments are data, never calls.
 		if d.name != "" {
+			if !d.callLike() {
+				break // a record that never closed: its nested objects are its data
+			}
 			d.malformed = append(d.malformed, ToolCall{Name: d.name, Arguments: map[string]any{}, Start: d.objStart, End: n,
 				Err: fmt.Errorf("%w: the JSON object of the call to %q never closed", ErrMalformedCall, d.name)})
 			break
@@ -498,9 +503,9 @@ func (d *jsonDecoder) scanObject(text string, i int, out []ToolCall) (int, bool,
 				// JSON, so decode this one in one pass, as the reading below would.
 				// Not tried again after a restart, so a text of unclosed braces is
 				// read at most twice; braces refuted earlier never get here.
-				if call, n, ok := d.codec.decodeCallPrefix(text[d.objStart:]); ok {
+				if call, bare, n, ok := d.codec.decodeCallPrefix(text[d.objStart:]); ok {
 					d.depth, d.inStr, d.comment = 0, false, 0
-					if call.Name != "" {
+					if call.Name != "" && (!bare || d.inFence) {
 						out = d.emit(call, d.objStart, d.objStart+n, out)
 					}
 					return d.objStart + n, false, out
@@ -548,6 +553,7 @@ func (d *jsonDecoder) open(i int) {
 	d.depth, d.objStart, d.prev = 1, i, '{'
 	d.keyState, d.expectKey, d.lastKey, d.keyQuoted = 0, true, "", false
 	d.name, d.nameRank, d.nameFinal, d.otherName = "", -1, false, ""
+	d.argsKey, d.otherKey = false, false
 	d.inStr, d.esc, d.comment = false, false, 0
 }
 
@@ -602,6 +608,11 @@ func (d *jsonDecoder) stringEnd(text string, end int) {
 	}
 	if d.expectKey {
 		d.lastKey = unquote(raw)
+		if argsRank(d.codec, d.lastKey) >= 0 {
+			d.argsKey = true
+		} else if d.codec.aliasRank(d.lastKey) < 0 {
+			d.otherKey = true
+		}
 		return
 	}
 	rank := d.codec.aliasRank(d.lastKey)
@@ -618,6 +629,13 @@ func (d *jsonDecoder) stringEnd(text string, end int) {
 	case rank == d.nameRank && v != d.name && d.otherName == "":
 		d.otherName = v // the same field twice, naming two tools
 	}
+}
+
+// callLike reports whether the open object, as far as it has been read, may be a
+// call by the rule of callFromObject: it names its tool with the first alias, or
+// with another one and has an arguments field, or stands alone in a fence.
+func (d *jsonDecoder) callLike() bool {
+	return d.nameRank == 0 || d.argsKey || (d.inFence && !d.otherKey)
 }
 
 // aliasRank returns the index of key among the tool-name aliases, or -1.
@@ -674,15 +692,15 @@ func (d *jsonDecoder) endBacktickRun(text string, i int, out []ToolCall) []ToolC
 }
 
 func (d *jsonDecoder) closeObject(text string, end int, out []ToolCall) []ToolCall {
-	call, ok := d.codec.decodeObject(text[d.objStart:end])
+	call, bare, ok := d.codec.decodeObject(text[d.objStart:end])
 	switch {
 	case !ok:
-		if d.name == "" {
+		if d.name == "" || !d.callLike() {
 			return out
 		}
 		call = ToolCall{Name: d.name, Arguments: map[string]any{},
 			Err: fmt.Errorf("%w: the call to %q is not valid JSON, even after repair; write one JSON object with double-quoted keys and strings", ErrMalformedCall, d.name)}
-	case call.Name == "":
+	case call.Name == "" || (bare && !d.inFence):
 		return out
 	case d.otherName != "" || (d.nameFinal && call.Name != d.name):
 		// Duplicate tool fields: the name a reader (or a stream) saw first is not the
@@ -715,10 +733,10 @@ func (d *jsonDecoder) emit(call ToolCall, start, end int, out []ToolCall) []Tool
 
 // decodeObject decodes one candidate object, repairing it when needed. ok is false
 // when it is not JSON even after repair. A decoded object without a tool name gives
-// a ToolCall with an empty Name.
-func (s *JSONPromptStrategy) decodeObject(src string) (ToolCall, bool) {
-	if call, ok := s.decodeCallFast(src); ok {
-		return call, true
+// a ToolCall with an empty Name; bare is callFromObject's.
+func (s *JSONPromptStrategy) decodeObject(src string) (call ToolCall, bare, ok bool) {
+	if call, bare, ok := s.decodeCallFast(src); ok {
+		return call, bare, true
 	}
 	var m map[string]any
 	if err := unmarshalJSON([]byte(src), &m); err != nil {
@@ -729,10 +747,11 @@ func (s *JSONPromptStrategy) decodeObject(src string) (ToolCall, bool) {
 		healed = repairJSON(healed)
 		m = nil
 		if err := unmarshalJSON([]byte(healed), &m); err != nil || m == nil {
-			return ToolCall{}, false
+			return ToolCall{}, false, false
 		}
 	}
-	return s.callFromObject(m), true
+	call, bare = s.callFromObject(m)
+	return call, bare, true
 }
 
 // callFromObject reads the tool name and arguments of a decoded object. The first
@@ -741,20 +760,33 @@ func (s *JSONPromptStrategy) decodeObject(src string) (ToolCall, bool) {
 // Name stays empty). Likewise the first arguments alias present holds the
 // arguments: missing or null means {}, anything but an object (or JSON text holding
 // one) is an *ArgumentsError.
-func (s *JSONPromptStrategy) callFromObject(m map[string]any) ToolCall {
-	var call ToolCall
-	for _, alias := range s.ToolFieldAliases {
+//
+// An object that names its tool with any alias but the first ("name" in the
+// bundled prompt) is a call only when it also has an arguments field: an answer
+// that quotes a record such as {"id":5,"name":"Bella","owner":"bob"} is data, and
+// Name stays empty. Such an object with no field but its name is bare: a call only
+// where it stands in a code fence, which the decoder knows and this reading does
+// not.
+func (s *JSONPromptStrategy) callFromObject(m map[string]any) (call ToolCall, bare bool) {
+	rank := -1
+	for i, alias := range s.ToolFieldAliases {
 		v, present := m[alias]
 		if !present {
 			continue
 		}
 		if name, ok := v.(string); ok {
-			call.Name = name
+			call.Name, rank = name, i
 		}
 		break
 	}
 	if call.Name == "" {
-		return call
+		return call, false
+	}
+	if rank > 0 && !slices.ContainsFunc(s.ArgumentsFieldAliases, func(a string) bool { _, ok := m[a]; return ok }) {
+		if len(m) > 1 {
+			return ToolCall{}, false // a record
+		}
+		bare = true
 	}
 	for _, alias := range s.ArgumentsFieldAliases {
 		v, present := m[alias]
@@ -781,7 +813,7 @@ func (s *JSONPromptStrategy) callFromObject(m map[string]any) ToolCall {
 	if call.Arguments == nil {
 		call.Arguments = map[string]any{}
 	}
-	return call
+	return call, bare
 }
 
 func jsonTypeName(v any) string {

@@ -160,3 +160,26 @@ func ExampleExtractCalls() {
 	//   exec get_weather Oslo
 	// no driver owns book_flight
 }
+
+// longPage is a tool driver whose one tool returns a long page.
+type longPage struct{ weather }
+
+func (longPage) ExecuteTool(context.Context, string, map[string]any) (any, error) {
+	return "BEGIN " + strings.Repeat("lorem ipsum ", 100) + "END", nil
+}
+
+// A result longer than the limit enters the history with its head and its tail,
+// and a notice between them; the record keeps the whole result.
+func ExampleWithMaxResultBytes() {
+	d := mcs.NewBaseDriver(longPage{}, mcs.WithMaxResultBytes(200))
+	r := d.ProcessLLMResponse(context.Background(), `{"tool": "get_weather", "arguments": {"city": "Rome"}}`)
+	content := r.Messages[1]["content"].(string)
+	_, body, _ := strings.Cut(content, "\">\n")
+	fmt.Println(strings.TrimSuffix(body, "\n</tool_result>"))
+	fmt.Println(len(r.Calls[0].Result.(string)), "bytes in the record")
+	// Output:
+	// BEGIN lorem ipsum lorem ipsum lorem ips
+	// [… 1131 bytes cut: this result was 1209 bytes, more than the 200 bytes one result may bring into the conversation …]
+	// lorem ipsum lorem ipsum lorem ipsum END
+	// 1209 bytes in the record
+}

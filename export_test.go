@@ -1,12 +1,12 @@
 package mcs
 
 // DecodeCallFastForTest exposes the fast path of text-call decoding to the fuzzer.
-func DecodeCallFastForTest(src string) (ToolCall, bool) {
+func DecodeCallFastForTest(src string) (call ToolCall, bare, ok bool) {
 	return defaultJSONPrompt().decodeCallFast(src)
 }
 
 // CallFromObjectForTest exposes the reading of a decoded object to the fuzzer.
-func CallFromObjectForTest(m map[string]any) ToolCall {
+func CallFromObjectForTest(m map[string]any) (call ToolCall, bare bool) {
 	return defaultJSONPrompt().callFromObject(m)
 }
 

@@ -37,18 +37,18 @@ type fastParser struct {
 // decodeCallFast decodes src, one complete JSON object, into a call as
 // callFromObject would from encoding/json's map. ok is false when the fast path
 // cannot decide: the caller then takes the slow path.
-func (s *JSONPromptStrategy) decodeCallFast(src string) (call ToolCall, ok bool) {
+func (s *JSONPromptStrategy) decodeCallFast(src string) (call ToolCall, bare, ok bool) {
 	p := fastParser{s: src}
 	p.ws()
-	call, ok = s.fastCall(&p, false)
+	call, bare, ok = s.fastCall(&p, false)
 	if !ok {
-		return ToolCall{}, false
+		return ToolCall{}, false, false
 	}
 	p.ws()
 	if p.i != len(p.s) {
-		return ToolCall{}, false
+		return ToolCall{}, false, false
 	}
-	return call, true
+	return call, bare, true
 }
 
 // decodeCallPrefix decodes the strict JSON object that src starts with, as the
@@ -58,21 +58,21 @@ func (s *JSONPromptStrategy) decodeCallFast(src string) (call ToolCall, ok bool)
 // object is not strict JSON the fast path can decide, or when it repeats a
 // tool-name field (the scanner reports the conflict): the scanner then reads it
 // byte by byte.
-func (s *JSONPromptStrategy) decodeCallPrefix(src string) (call ToolCall, end int, ok bool) {
+func (s *JSONPromptStrategy) decodeCallPrefix(src string) (call ToolCall, bare bool, end int, ok bool) {
 	p := fastParser{s: src}
-	if call, ok = s.fastCall(&p, true); !ok {
-		return ToolCall{}, 0, false
+	if call, bare, ok = s.fastCall(&p, true); !ok {
+		return ToolCall{}, false, 0, false
 	}
-	return call, p.i, true
+	return call, bare, p.i, true
 }
 
 // fastCall reads the object at p's position. asScanner adds the refusal of
 // decodeCallPrefix.
-func (s *JSONPromptStrategy) fastCall(p *fastParser, asScanner bool) (call ToolCall, ok bool) {
+func (s *JSONPromptStrategy) fastCall(p *fastParser, asScanner bool) (call ToolCall, bare, ok bool) {
 	var buf [8]fastPair
 	pairs := buf[:0]
 	if !p.eat('{') {
-		return ToolCall{}, false
+		return ToolCall{}, false, false
 	}
 	p.ws()
 	if !p.eat('}') {
@@ -80,26 +80,26 @@ func (s *JSONPromptStrategy) fastCall(p *fastParser, asScanner bool) (call ToolC
 			p.ws()
 			key, ok := p.str()
 			if !ok {
-				return ToolCall{}, false
+				return ToolCall{}, false, false
 			}
 			if asScanner && s.aliasRank(key) >= 0 && slices.ContainsFunc(pairs, func(pr fastPair) bool { return pr.key == key }) {
-				return ToolCall{}, false
+				return ToolCall{}, false, false
 			}
 			p.ws()
 			if !p.eat(':') {
-				return ToolCall{}, false
+				return ToolCall{}, false, false
 			}
 			p.ws()
 			pr := fastPair{key: key}
 			if p.i < len(p.s) && p.s[p.i] == '"' {
 				if pr.str, ok = p.str(); !ok {
-					return ToolCall{}, false
+					return ToolCall{}, false, false
 				}
 				pr.isStr = true
 			} else {
 				pr.built = s.aliasRank(key) >= 0 || argsRank(s, key) >= 0
 				if pr.val, ok = p.value(pr.built); !ok {
-					return ToolCall{}, false
+					return ToolCall{}, false, false
 				}
 			}
 			pairs = append(pairs, pr)
@@ -110,10 +110,11 @@ func (s *JSONPromptStrategy) fastCall(p *fastParser, asScanner bool) (call ToolC
 			if p.eat('}') {
 				break
 			}
-			return ToolCall{}, false
+			return ToolCall{}, false, false
 		}
 	}
-	return s.callFromPairs(pairs), true
+	call, bare = s.callFromPairs(pairs)
+	return call, bare, true
 }
 
 func argsRank(s *JSONPromptStrategy, key string) int {
@@ -137,20 +138,27 @@ func lastPair(pairs []fastPair, key string) (*fastPair, bool) {
 }
 
 // callFromPairs is callFromObject over the fields of the fast path.
-func (s *JSONPromptStrategy) callFromPairs(pairs []fastPair) ToolCall {
-	var call ToolCall
-	for _, alias := range s.ToolFieldAliases {
+func (s *JSONPromptStrategy) callFromPairs(pairs []fastPair) (call ToolCall, bare bool) {
+	rank := -1
+	for i, alias := range s.ToolFieldAliases {
 		pr, present := lastPair(pairs, alias)
 		if !present {
 			continue
 		}
 		if pr.isStr {
-			call.Name = pr.str
+			call.Name, rank = pr.str, i
 		}
 		break
 	}
 	if call.Name == "" {
-		return call
+		return call, false
+	}
+	if rank > 0 && !slices.ContainsFunc(s.ArgumentsFieldAliases, func(a string) bool { _, ok := lastPair(pairs, a); return ok }) {
+		key := s.ToolFieldAliases[rank]
+		if slices.ContainsFunc(pairs, func(pr fastPair) bool { return pr.key != key }) {
+			return ToolCall{}, false // a record
+		}
+		bare = true
 	}
 	for _, alias := range s.ArgumentsFieldAliases {
 		pr, present := lastPair(pairs, alias)
@@ -177,7 +185,7 @@ func (s *JSONPromptStrategy) callFromPairs(pairs []fastPair) ToolCall {
 	if call.Arguments == nil {
 		call.Arguments = map[string]any{}
 	}
-	return call
+	return call, bare
 }
 
 func (p *fastParser) ws() {

@@ -158,11 +158,12 @@ func FuzzFastJSON(f *testing.F) {
 		`{"tool":"x","arguments":[1]}`, `{"tool":"é","arguments":{"k\u00e9":"\ud83d\ude00"}}`,
 		`{"tool":"x","arguments":{"a":-0.0,"b":1e400}}`, "{\"tool\":\"x\xff\"}", `{"tool":"x","arguments":null}`,
 		`{"tool":"x","arguments":{"id":1234567890123456789,"n":[9007199254740993,-12345678901234567,1e20,100000000000000000000]}}`,
+		`{"id":5,"name":"x","owner":"bob"}`, `{"name":"x"}`, `{"name":"x","name":"y"}`, `{"name":"x","input":null,"id":1}`,
 	} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, src string) {
-		fast, ok := mcs.DecodeCallFastForTest(src)
+		fast, fastBare, ok := mcs.DecodeCallFastForTest(src)
 		if !ok {
 			return
 		}
@@ -173,7 +174,10 @@ func FuzzFastJSON(f *testing.F) {
 		if err := mcs.UnmarshalJSONForTest([]byte(src), &m); err != nil {
 			t.Fatalf("fast path accepted %q, the kernel's decoding refuses it: %v", src, err)
 		}
-		slow := mcs.CallFromObjectForTest(m)
+		slow, slowBare := mcs.CallFromObjectForTest(m)
+		if slowBare != fastBare {
+			t.Fatalf("%q: bare is %v on the slow path, %v on the fast one", src, slowBare, fastBare)
+		}
 		if diff := cmp.Diff(slow, fast, cmp.Comparer(func(a, b error) bool { return (a == nil) == (b == nil) && (a == nil || a.Error() == b.Error()) })); diff != "" {
 			t.Fatalf("%q: fast and slow differ (-slow +fast):\n%s", src, diff)
 		}
@@ -191,6 +195,7 @@ func FuzzOnePassObjects(f *testing.F) {
 		`{"tool":"x","arguments":"{\"a\":1}"}`, `{"tool":"x","arguments":[1]}`, `{"tool":"x",}`,
 		`{"data":{"tool":"x"}}`, `{"tool":"x" {"tool":"y"}}`, `<think>{"tool":"x"}</think>{"tool":"y"}`,
 		`{"tool":"x","arguments":{"k":"v"}}} {"tool":"y"`, `{"tool": "x\u0041"}`,
+		`The record is {"id":5,"name":"x","owner":"bob"}.`, "```json\n{\"name\":\"x\"}\n```", `{"name":"x"} {"name":"y","args":{}}`,
 	} {
 		f.Add(s)
 	}

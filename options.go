@@ -23,6 +23,47 @@ type Options struct {
 	// MaxCalls is the most calls one model reply may run; 0 means DefaultMaxCalls,
 	// a negative value means no limit. See WithMaxCalls.
 	MaxCalls int
+	// MaxArgumentBytes is the largest arguments, as JSON, a call may run with; 0
+	// means DefaultMaxArgumentBytes, a negative value means no limit. See
+	// WithMaxArgumentBytes.
+	MaxArgumentBytes int
+	// MaxResultBytes is the most bytes of one call's result (or error) that enter
+	// the history; 0 means DefaultMaxResultBytes, a negative value means no limit.
+	// See WithMaxResultBytes.
+	MaxResultBytes int
+}
+
+// The default size limits of a BaseDriver (see WithMaxArgumentBytes and
+// WithMaxResultBytes).
+const (
+	// DefaultMaxArgumentBytes is the largest arguments, as JSON, one call runs
+	// with: 1 MiB.
+	DefaultMaxArgumentBytes = 1 << 20
+	// DefaultMaxResultBytes is the most bytes of one result that enter the
+	// history: 256 KiB, about 64,000 tokens, more than many models' whole context.
+	DefaultMaxResultBytes = 256 << 10
+)
+
+// WithMaxArgumentBytes sets the largest arguments one call may run with, n bytes
+// of JSON (n >= 1); n < 0 removes the limit, 0 restores DefaultMaxArgumentBytes. A
+// call over the limit never runs, never reaches the middleware, and comes back as
+// a failed CallRecord whose error wraps [ErrArgumentsTooLarge] and says the limit.
+// Its arguments stay out of the history: a native call is sent back with {}, and
+// in text the call's own text in the assistant message is replaced by a short
+// note. The record keeps the arguments as extracted.
+func WithMaxArgumentBytes(n int) Option {
+	return func(o *Options) { o.MaxArgumentBytes = n }
+}
+
+// WithMaxResultBytes sets the most bytes of one call's result that enter the
+// history, n >= 1; n < 0 removes the limit, 0 restores DefaultMaxResultBytes. A
+// longer result (as the text the model reads: a string as is, any other value as
+// JSON) or error message is cut in the middle: its head and its tail are kept,
+// with a notice between them that says how many bytes were cut, together at most n
+// bytes; the retry prompt repeats the cut error. The CallRecord keeps the value
+// and the error as the tool returned them.
+func WithMaxResultBytes(n int) Option {
+	return func(o *Options) { o.MaxResultBytes = n }
 }
 
 // DefaultMaxCalls is the most owned calls one model reply runs when no WithMaxCalls
@@ -36,7 +77,11 @@ const DefaultMaxCalls = 32
 // reaches the middleware, and comes back as a failed CallRecord whose error wraps
 // [ErrTooManyCalls] and says how many calls one reply may make, so that a reply
 // holding thousands of calls cannot run thousands of tools (with credentials, consent
-// prompts and history for each).
+// prompts and history for each). The calls over the limit are answered in the
+// history by one message, the first one's, which says that it and every later call
+// of the reply were not run: a native assistant message is sent back with the
+// calls that ran and that one (every call it holds has its answer), and a stream's
+// later rounds carry only their text.
 func WithMaxCalls(n int) Option {
 	return func(o *Options) { o.MaxCalls = n }
 }

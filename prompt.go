@@ -136,7 +136,9 @@ type JSONPromptStrategy struct {
 	// CallExample shows the model how to write a call.
 	CallExample string
 	// ToolFieldAliases are the fields that may carry the tool name, in priority
-	// order: the first one present in an object is its tool-name field.
+	// order: the first one present in an object is its tool-name field. An object
+	// named by any alias but the first is a call only when it also has an
+	// arguments field, or holds nothing but its name and stands in a code fence.
 	ToolFieldAliases []string
 	// ArgumentsFieldAliases are the fields that may carry the arguments, in
 	// priority order.
@@ -465,10 +467,16 @@ const maxFramedArgs = 300
 // CallResultMessage returns {"role": result_role, "content": ...} for the result
 // text of call (with the error prefix when failed), framed by result_template:
 // {tool_name} is the tool's name, {call} the name and the arguments as JSON (cut
-// at 300 bytes), {content} the text. The text of the template's end marker (the
-// first non-empty line after {content}) is escaped wherever it occurs in the text,
-// in any letter case, so that a result cannot close its own frame and write
-// outside it. An empty result_template gives the text alone, word for word.
+// at 300 bytes), {content} the text. The template's end marker (the first
+// non-empty line after {content}) is escaped wherever the text holds something a
+// model would read as it: in any letter case, with whitespace or invisible
+// characters inside, with full-width look-alikes of its punctuation, and, for a
+// tag such as </tool_result>, with attributes or without its closing bracket; so
+// a result cannot close its own frame and write outside it. The tool name is
+// escaped where the frame repeats it ({tool_name}, {call}): characters other than
+// letters, digits and "_-.:/@+~" become references such as "&#x3c;", so that a
+// name with markup, quotes or line breaks cannot end the frame's tag or header.
+// An empty result_template gives the text alone, word for word.
 func (s *JSONPromptStrategy) CallResultMessage(call ToolCall, text string, failed bool) map[string]any {
 	if failed {
 		text = s.ErrorPrefix + text
@@ -481,8 +489,9 @@ func (s *JSONPromptStrategy) CallResultMessage(call ToolCall, text string, faile
 		return map[string]any{"role": role, "content": text}
 	}
 	// {call}: the name and the arguments as JSON, built in a buffer on the stack
+	name := frameName(call.Name)
 	var stack [384]byte
-	callText := append(stack[:0], call.Name...)
+	callText := append(stack[:0], name...)
 	if len(call.Arguments) > 0 {
 		callText = append(callText, ' ')
 		start := len(callText)
@@ -498,20 +507,20 @@ func (s *JSONPromptStrategy) CallResultMessage(call ToolCall, text string, faile
 	f := s.resultFrameOf()
 	var b strings.Builder
 	// every escape adds one byte: the slack covers a few without growing
-	b.Grow(f.literal + f.names*len(call.Name) + f.calls*len(callText) + len(text) + 8)
-	writeFrame(&b, f.before, call.Name, callText)
+	b.Grow(f.literal + f.names*len(name) + f.calls*len(callText) + len(text) + 8)
+	writeFrame(&b, f.before, name, callText)
 	if f.end != "" {
-		end := f.end
+		end := f.endMatch
 		if f.endParts != nil {
 			var e strings.Builder
-			writeFrame(&e, f.endParts, call.Name, callText)
-			end = e.String()
+			writeFrame(&e, f.endParts, name, callText)
+			end = newEndMatcher(e.String())
 		}
-		writeEscaped(&b, text, end)
+		end.writeEscaped(&b, text)
 	} else {
 		b.WriteString(text)
 	}
-	writeFrame(&b, f.after, call.Name, callText)
+	writeFrame(&b, f.after, name, callText)
 	return map[string]any{"role": role, "content": b.String()}
 }
 
@@ -521,6 +530,7 @@ type resultFrame struct {
 	src           string
 	before, after []framePart
 	end           string      // the end marker as written; "" for none
+	endMatch      *endMatcher // the end marker's matcher when it has no placeholders
 	endParts      []framePart // the end marker's parts when it has placeholders
 	literal       int         // bytes of literal text in before and after
 	names, calls  int         // how many {tool_name} and {call} they hold
@@ -553,6 +563,8 @@ func compileFrame(t string) *resultFrame {
 		f.end = end
 		if strings.Contains(end, "{") {
 			f.endParts = f.split(end, false)
+		} else {
+			f.endMatch = newEndMatcher(end)
 		}
 	}
 	return f
@@ -625,40 +637,6 @@ func endMarker(s string) string {
 		}
 	}
 	return ""
-}
-
-// writeEscaped writes text to b with a backslash after the first byte of every
-// occurrence of marker, compared case-insensitively ("</tool_result>" becomes
-// "<\/tool_result>"), so that text cannot end the frame it is written in.
-func writeEscaped(b *strings.Builder, text, marker string) {
-	for len(text) >= len(marker) {
-		i := indexFold(text, marker)
-		if i < 0 {
-			break
-		}
-		b.WriteString(text[:i+1])
-		b.WriteByte('\\')
-		text = text[i+1:]
-	}
-	b.WriteString(text)
-}
-
-// indexFold is the index of the first occurrence of marker in s under Unicode
-// case folding of equal-length windows, or -1.
-func indexFold(s, marker string) int {
-	first := marker[0]
-	lo, up := first, first
-	if 'a' <= first && first <= 'z' {
-		up = first - 'a' + 'A'
-	} else if 'A' <= first && first <= 'Z' {
-		lo = first - 'A' + 'a'
-	}
-	for i := 0; i+len(marker) <= len(s); i++ {
-		if c := s[i]; (c == lo || c == up) && strings.EqualFold(s[i:i+len(marker)], marker) {
-			return i
-		}
-	}
-	return -1
 }
 
 // CallResultMessager is an optional interface of a [PromptStrategy] whose result

@@ -15,9 +15,12 @@ import (
 //
 // With the built-in JSON codec a call is a complete top-level JSON object whose
 // tool-name field (the first of ps's tool-name aliases present in it) holds a
-// non-empty string; the object may sit in prose or in a code fence, and is
-// repaired (fences, trailing commas, single quotes, bare keys, Python literals,
-// comments, then the codec's healing rules) when it is not strict JSON.
+// non-empty string; when that field is not the first alias, the object must also
+// have an arguments field, or hold nothing else and stand in a code fence, so that
+// a quoted record such as {"id":5,"name":"Bella"} is data. The object may sit in
+// prose or in a code fence, and is repaired (fences, trailing commas, single
+// quotes, bare keys, Python literals, comments, then the codec's healing rules)
+// when it is not strict JSON.
 func TextFormat(ps PromptStrategy) ExtractionStrategy {
 	if ps == nil {
 		ps = DefaultPromptStrategy()
