@@ -109,6 +109,31 @@ func (d *ToolDriver) credentials(ctx context.Context, op *operation, target *url
 	return credentials{}, first
 }
 
+// token asks Config.Credentials for the token of scope, and returns when ctx
+// ends even if the provider ignores ctx: the provider runs in its own
+// goroutine, which is left to finish on its own and whose answer is then
+// dropped. The error of an ended ctx wraps its cause (the call's deadline).
+func (d *ToolDriver) token(ctx context.Context, scope string) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", fmt.Errorf("credential for scope %q: %w", scope, context.Cause(ctx))
+	}
+	type answer struct {
+		token string
+		err   error
+	}
+	ch := make(chan answer, 1) // the provider never blocks on a call that left
+	go func() {
+		tok, err := d.cfg.Credentials.Token(ctx, scope)
+		ch <- answer{tok, err}
+	}()
+	select {
+	case a := <-ch:
+		return a.token, a.err
+	case <-ctx.Done():
+		return "", fmt.Errorf("credential for scope %q: the provider did not answer in time: %w", scope, context.Cause(ctx))
+	}
+}
+
 // satisfy applies every scheme of one alternative.
 func (d *ToolDriver) satisfy(ctx context.Context, alt []schemeUse) (credentials, error) {
 	c := credentials{header: http.Header{}}
@@ -130,7 +155,7 @@ func (d *ToolDriver) satisfy(ctx context.Context, alt []schemeUse) (credentials,
 		if err != nil {
 			return credentials{}, err
 		}
-		token, err := d.cfg.Credentials.Token(ctx, scope)
+		token, err := d.token(ctx, scope)
 		if err != nil {
 			var ch *auth.Challenge
 			if errors.As(err, &ch) {
