@@ -40,7 +40,8 @@ import (
 // MaxSpecBytes), names the SHA-256 of the spec bytes just read, this cache
 // format, this driver build and these filters, and its tools have valid,
 // unique names and unique parameter names. Anything else is ignored and
-// rebuilt. Files are written to a temporary file in the same directory and
+// rebuilt. A FIFO, device or symbolic link at an entry's path is not opened
+// for reading (no waiting for a writer, no following) and is ignored. Files are written to a temporary file in the same directory and
 // renamed into place, so readers never see a partial file, and concurrent
 // writers of one key write the same content.
 
@@ -171,12 +172,15 @@ func (c *toolCache) read(e cacheEntry) ([]mcs.Tool, bool) {
 	if !c.trustedDir() {
 		return nil, false
 	}
-	f, err := os.Open(e.path)
+	// Opened without waiting (a FIFO planted there would block an ordinary
+	// open until someone writes to it) and without following a symbolic link;
+	// then the file opened, not the name, must be regular and trusted, so it
+	// cannot be swapped between check and read.
+	f, err := openCacheFile(e.path)
 	if err != nil {
 		return nil, false
 	}
 	defer f.Close()
-	// the file opened, not the name: it cannot be swapped between check and read
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() || untrusted(fi) != nil {
 		return nil, false
 	}
