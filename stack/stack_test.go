@@ -75,7 +75,7 @@ type = "filesystem"
 `,
 			want: []string{
 				`s.toml:6: [[driver]] "pets", key "timeout": must be a string, such as timeout = "..." (got an integer)`,
-				`s.toml:7: [[driver]] "pets", key "spek": unknown key; did you mean "spec"? the keys here are base_url, cache_dir, credentials, headers, include_paths, include_tags, label, max_name_length, max_response_bytes, no_cache, oauth, scopes, spec, timeout, type`,
+				`s.toml:7: [[driver]] "pets", key "spek": unknown key; did you mean "spec"? the keys here are auth_scheme, base_url, cache_dir, credentials, headers, include_paths, include_tags, label, max_name_length, max_response_bytes, no_cache, oauth, scopes, spec, timeout, type`,
 				`s.toml:9: [[driver]] "no good": has no root; add root = "./data" (the directory the tools may use)`,
 				`s.toml:10: [[driver]] "no good", key "label": "no good" is not a valid label; use letters, digits and '-', at most 32`,
 			},
@@ -259,6 +259,7 @@ type = "rest"
 spec = "petstore.json"   # relative to the stack file
 include_tags = ["pet"]
 credentials = "env"
+auth_scheme = "bearer"   # the document declares no security scheme
 `)
 	s, err := Load(path)
 	if err != nil {
