@@ -97,13 +97,13 @@ func NewToolDriver(cfg Config) (*ToolDriver, error) {
 	scheme, _ := parseAuthScheme(c.AuthScheme) // checked by normalize
 	return &ToolDriver{
 		authScheme: scheme,
-		cfg:      c,
-		src:      src,
-		base:     base,
-		client:   newClient(c.HTTPClient),
-		secrets:  secrets,
-		loadLock: make(chan struct{}, 1),
-		cache:    newToolCache(c),
+		cfg:        c,
+		src:        src,
+		base:       base,
+		client:     newClient(c.HTTPClient),
+		secrets:    secrets,
+		loadLock:   make(chan struct{}, 1),
+		cache:      newToolCache(c),
 	}, nil
 }
 
