@@ -464,6 +464,35 @@ audit_log = "-"
 	}
 }
 
+// TestPositionsLarge: in a stack of thousands of drivers every key is placed
+// on its own line, the last ones included; and an error deep in the file names
+// that line.
+func TestPositionsLarge(t *testing.T) {
+	const n = 2000
+	data := largeStack(n)
+	pos := indexPositions(data)
+	lines := strings.Split(string(data), "\n")
+	for _, i := range []int{0, 1, n / 2, n - 1} {
+		for _, key := range []string{"label", "timeout", "headers.Accept"} {
+			path := fmt.Sprintf("driver[%d].%s", i, key)
+			l := pos.line(path)
+			first, _, _ := strings.Cut(key, ".")
+			if l < 1 || l > len(lines) || !strings.HasPrefix(lines[l-1], first+" =") {
+				t.Fatalf("line(%q) = %d", path, l)
+			}
+		}
+		if l := pos.line(fmt.Sprintf("driver[%d].label", i)); !strings.Contains(lines[l-1], fmt.Sprintf(`"api%d"`, i)) {
+			t.Errorf("driver %d: label placed on line %d: %q", i, l, lines[l-1])
+		}
+	}
+	bad := strings.Replace(string(data), `label = "api1999"`, `label = "api1999"`+"\nspek = 1", 1)
+	_, err := Parse("big.toml", []byte(bad))
+	want := fmt.Sprintf("big.toml:%d: [[driver]] \"api1999\", key \"spek\"", pos.line("driver[1999].label")+1)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("err = %v, want it to start %q", err, want)
+	}
+}
+
 func TestRegistry(t *testing.T) {
 	var got []string
 	for _, k := range MiddlewareKinds() {
