@@ -93,10 +93,18 @@ func (d *restDriver) config(ctx context.Context, b *Builder) (rest.Config, error
 	return cfg, nil
 }
 
+// ToolDriver builds the driver for an orchestrator. When the orchestrator
+// prefixes names with the label and max_name_length is not set, the driver's
+// names are kept within 64 characters with the prefix: the driver then
+// shortens an overlong name itself and its description keeps the full
+// operationId, which the orchestrator's shortening would lose.
 func (d *restDriver) ToolDriver(ctx context.Context, b *Builder) (mcs.ToolDriver, error) {
 	cfg, err := d.config(ctx, b)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.MaxNameLength == 0 {
+		cfg.MaxNameLength = b.nameBudget(d.creds.label)
 	}
 	return rest.NewToolDriver(cfg)
 }

@@ -673,3 +673,59 @@ func TestLayerErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestAttackNamespacingLosesOperationID: under the label "github" an
+// operationId of 62 characters makes a namespaced name over 64, which the
+// orchestrator would shorten to a hash, leaving the tool only its summary
+// ("[github] Operation number 0"). The stack has the REST driver shorten its
+// names within the budget the label leaves, so the description keeps the full
+// operationId.
+func TestAttackNamespacingLosesOperationID(t *testing.T) {
+	const opID = "enterprise-admin/list-self-hosted-runner-groups-for-enterprise"
+	spec := `{"openapi":"3.0.3","info":{"title":"GitHub","version":"1"},"servers":[{"url":"https://api.example.com"}],
+"paths":{"/enterprises/{enterprise}/actions/runner-groups":{"get":{"operationId":"` + opID + `","summary":"Operation number 0",
+"parameters":[{"name":"enterprise","in":"path","required":true,"schema":{"type":"string"}}],"responses":{"200":{"description":"ok"}}}}}}`
+	for name, strategy := range map[string]string{"default": "", "always": "[orchestrator]\nstrategy = [\"always_namespacing\"]\n"} {
+		t.Run(name, func(t *testing.T) {
+			file := "[[driver]]\nlabel = \"github\"\ntype = \"rest\"\nspec = \"github.json\"\nno_cache = true\n"
+			if strategy == "" {
+				file += "\n[[driver]]\nlabel = \"tables\"\ntype = \"csv\"\nroot = \"data\"\n"
+			} else {
+				file += strategy
+			}
+			path := writeFixture(t, file)
+			if err := os.WriteFile(filepath.Join(filepath.Dir(path), "github.json"), []byte(spec), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			s, err := Load(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := s.Build(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			tools, err := d.(mcs.ToolDriver).ListTools(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := false
+			for _, tool := range tools {
+				if !strings.HasPrefix(tool.Name, "github__enterprise-admin") {
+					continue
+				}
+				found = true
+				if len(tool.Name) > 64 {
+					t.Errorf("name %q is longer than 64", tool.Name)
+				}
+				if !strings.Contains(tool.Summary(), opID) {
+					t.Errorf("tool %q: the description %q lost the operationId %q", tool.Name, tool.Summary(), opID)
+				}
+			}
+			if !found {
+				t.Fatalf("no github__enterprise-admin tool in %v", tools)
+			}
+		})
+	}
+}
