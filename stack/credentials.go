@@ -113,6 +113,9 @@ func decodeCredentials(t *Table, label string) credentialSpec {
 	return c
 }
 
+// sends reports whether the driver sends credentials.
+func (c credentialSpec) sends() bool { return c.mode == credentialsEnv || c.mode == credentialsDevice }
+
 // bind sets the credential binding of cfg: the driver's own scope is its label,
 // and the scopes table binds the schemes it names.
 func (c credentialSpec) bind(cfg *rest.Config) {

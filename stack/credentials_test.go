@@ -194,3 +194,61 @@ func TestScopesErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestAttackCredentialsGoNowhere: credentials = "env" on a driver whose
+// document declares no security scheme (GitHub's does not) would send every
+// call without the token while the healthcheck says OK. Without auth_scheme
+// the build fails, alone or under an orchestrator, naming auth_scheme; with it
+// the token goes out as told.
+func TestAttackCredentialsGoNowhere(t *testing.T) {
+	t.Setenv("MCS_TOKEN_PETS", "pets-token-7")
+	var got atomic.Value
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got.Store(r.Header.Get("Authorization"))
+		w.Write([]byte(`[]`))
+	}))
+	defer srv.Close()
+	driver := "[[driver]]\nlabel = \"pets\"\ntype = \"rest\"\nspec = \"petstore.json\"\nbase_url = \"" + srv.URL + "\"\ncredentials = \"env\"\nno_cache = true\n"
+	second := "\n[[driver]]\nlabel = \"tables\"\ntype = \"csv\"\nroot = \"data\"\n"
+	for name, file := range map[string]string{"alone": driver, "orchestrated": driver + second} {
+		t.Run(name, func(t *testing.T) {
+			s, err := Load(writeFixture(t, file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = s.Build(context.Background())
+			if err == nil || !strings.Contains(err.Error(), "auth_scheme") || !strings.Contains(err.Error(), `driver "pets"`) {
+				t.Fatalf("Build: %v, want an error naming auth_scheme", err)
+			}
+		})
+	}
+	s, err := Load(writeFixture(t, driver+"auth_scheme = \"bearer\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := s.Build(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := d.(mcs.ToolDriver).ExecuteTool(context.Background(), "findPets", nil); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := got.Load().(string); v != "Bearer pets-token-7" {
+		t.Errorf("Authorization = %q, want the bearer token of MCS_TOKEN_PETS", v)
+	}
+}
+
+func TestAuthSchemeErrors(t *testing.T) {
+	for _, tc := range []struct{ keys, want string }{
+		{"credentials = \"env\"\nauth_scheme = \"token\"\n", `s.toml:6: [[driver]] "me", key "auth_scheme": "token" is not an auth scheme; use "bearer", "basic", "header:NAME" or "query:NAME"`},
+		{"credentials = \"env\"\nauth_scheme = \"header:Host\"\n", `key "auth_scheme": "header:Host" would put the credential in the Host header, which frames the request`},
+		{"credentials = \"env\"\nauth_scheme = \"\"\n", `key "auth_scheme": is empty`},
+		{"auth_scheme = \"bearer\"\n", `s.toml:5: [[driver]] "me", key "auth_scheme": says how to send a credential, but the driver sends none; set credentials = "env" (the token from MCS_TOKEN_ME) or "device", or remove auth_scheme`},
+	} {
+		_, err := Parse("s.toml", []byte("[[driver]]\nlabel = \"me\"\ntype = \"rest\"\nspec = \"x.json\"\n"+tc.keys))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: err = %v, want %q", tc.keys, err, tc.want)
+		}
+	}
+}

@@ -95,6 +95,12 @@
 // scope of its own. A document that names its schemes "github" or "stripe"
 // therefore never receives MCS_TOKEN_GITHUB or MCS_TOKEN_STRIPE.
 //
+// A document that declares no security scheme (GitHub's REST description)
+// takes auth_scheme = "bearer", "basic", "header:NAME" or "query:NAME": how
+// the token goes out on the operations without a security requirement.
+// Credentials on such a document without auth_scheme would send nothing, and
+// fail the build with an error that says to set it.
+//
 // # Growth
 //
 // There is one registry of driver types ([RegisterDriverType]), one of

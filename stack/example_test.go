@@ -71,7 +71,7 @@ headers = {Authorization = "Bearer abc123def456"}
 `))
 	fmt.Println(err)
 	// Output:
-	// mcs.toml:6: [[driver]] "pets", key "include_tag": unknown key; did you mean "include_tags"? the keys here are base_url, cache_dir, credentials, headers, include_paths, include_tags, label, max_name_length, max_response_bytes, no_cache, oauth, scopes, spec, timeout, type
+	// mcs.toml:6: [[driver]] "pets", key "include_tag": unknown key; did you mean "include_tags"? the keys here are auth_scheme, base_url, cache_dir, credentials, headers, include_paths, include_tags, label, max_name_length, max_response_bytes, no_cache, oauth, scopes, spec, timeout, type
 	// mcs.toml:7: [[driver]] "pets", key "headers.Authorization": the key is named like a credential and holds a value; secrets never go in the stack file: remove the value and set credentials = "env" on the driver and put the token in the environment variable MCS_TOKEN_PETS (the driver's label in upper case)
 }
 

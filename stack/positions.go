@@ -1,6 +1,8 @@
 package stack
 
 import (
+	"bytes"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -13,11 +15,15 @@ import (
 type positions map[string]int
 
 // indexPositions reads the lines of data, which must be valid TOML (it is
-// decoded first). It never fails: what it cannot place gets no line.
+// decoded first). It never fails: what it cannot place gets no line. It takes
+// time linear in the size of data: a line is found by a binary search in the
+// offsets of the line breaks, not by counting them from the start as
+// unstable.Parser.Shape does for every node.
 func indexPositions(data []byte) positions {
 	pos := positions{}
 	var p unstable.Parser
 	p.Reset(data)
+	lines := newLineIndex(data)
 	arrays := map[string]int{} // canonical path of an array of tables -> last index
 	prefix := ""
 	for p.NextExpression() {
@@ -45,10 +51,10 @@ func indexPositions(data []byte) positions {
 			}
 			prefix = out
 			if first != nil {
-				pos.set(&p, prefix, first)
+				pos.set(lines, prefix, first)
 			}
 		case unstable.KeyValue:
-			pos.keyValue(&p, prefix, e)
+			pos.keyValue(lines, prefix, e)
 		}
 	}
 	return pos
@@ -56,14 +62,14 @@ func indexPositions(data []byte) positions {
 
 // keyValue records the key of e under prefix, and the keys of an inline table
 // value below it.
-func (pos positions) keyValue(p *unstable.Parser, prefix string, e *unstable.Node) {
+func (pos positions) keyValue(lines lineIndex, prefix string, e *unstable.Node) {
 	parts, first := keyParts(e.Key())
 	path := prefix
 	for _, k := range parts {
 		path = join(path, k)
 	}
 	if first != nil {
-		pos.set(p, path, first)
+		pos.set(lines, path, first)
 	}
 	v := e.Value()
 	if v.Kind != unstable.InlineTable {
@@ -72,16 +78,36 @@ func (pos positions) keyValue(p *unstable.Parser, prefix string, e *unstable.Nod
 	it := v.Children()
 	for it.Next() {
 		if c := it.Node(); c.Kind == unstable.KeyValue {
-			pos.keyValue(p, path, c)
+			pos.keyValue(lines, path, c)
 		}
 	}
 }
 
-func (pos positions) set(p *unstable.Parser, path string, n *unstable.Node) {
+func (pos positions) set(lines lineIndex, path string, n *unstable.Node) {
 	if _, ok := pos[path]; ok || n.Raw.Length == 0 {
 		return
 	}
-	pos[path] = p.Shape(n.Raw).Start.Line
+	pos[path] = lines.line(int(n.Raw.Offset))
+}
+
+// lineIndex holds the offsets of the line breaks of a document, in order.
+type lineIndex []int
+
+func newLineIndex(data []byte) lineIndex {
+	idx := make(lineIndex, 0, bytes.Count(data, []byte{'\n'}))
+	for i, c := range data {
+		if c == '\n' {
+			idx = append(idx, i)
+		}
+	}
+	return idx
+}
+
+// line returns the 1-based line of the byte at offset: one more than the
+// number of line breaks before it.
+func (idx lineIndex) line(offset int) int {
+	n, _ := slices.BinarySearch(idx, offset)
+	return n + 1
 }
 
 func keyParts(it unstable.Iterator) ([]string, *unstable.Node) {

@@ -227,6 +227,25 @@ type Builder struct {
 	// (ask = true); drivers whose servers ask the user (MCP elicitation) get it
 	// too. Middleware is built before the drivers.
 	consent permission.ConsentFunc
+	// prefixed says the drivers' tools are published as <label>__<tool>
+	// (namespacing with several drivers, or always_namespacing).
+	prefixed bool
+}
+
+// maxToolName is the longest tool name providers accept, and the orchestrator
+// publishes.
+const maxToolName = 64
+
+// nameBudget returns the longest tool name a driver labelled label should
+// publish so that its names stay within maxToolName once prefixed, or 0 when
+// its names are published as they are. A driver that shortens its own names
+// keeps what it knows of the original name (the REST driver: the operationId,
+// in the description); the orchestrator's shortening keeps only a hash.
+func (b *Builder) nameBudget(label string) int {
+	if !b.prefixed {
+		return 0
+	}
+	return max(16, maxToolName-len(label)-len("__"))
 }
 
 // Host returns the host settings of the stack being built.

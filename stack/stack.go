@@ -376,6 +376,8 @@ func (s *Stack) build(ctx context.Context, b *Builder) (mcs.Driver, error) {
 		closeWith(b, drv)
 		return drv, nil
 	}
+	b.prefixed = len(s.Drivers) > 1 && (s.Strategy == nil || slices.Contains(s.Strategy, "namespacing")) ||
+		slices.Contains(s.Strategy, "always_namespacing")
 	var strategy orchestrator.Strategy
 	switch {
 	case s.Strategy == nil:

@@ -75,7 +75,7 @@ type = "filesystem"
 `,
 			want: []string{
 				`s.toml:6: [[driver]] "pets", key "timeout": must be a string, such as timeout = "..." (got an integer)`,
-				`s.toml:7: [[driver]] "pets", key "spek": unknown key; did you mean "spec"? the keys here are base_url, cache_dir, credentials, headers, include_paths, include_tags, label, max_name_length, max_response_bytes, no_cache, oauth, scopes, spec, timeout, type`,
+				`s.toml:7: [[driver]] "pets", key "spek": unknown key; did you mean "spec"? the keys here are auth_scheme, base_url, cache_dir, credentials, headers, include_paths, include_tags, label, max_name_length, max_response_bytes, no_cache, oauth, scopes, spec, timeout, type`,
 				`s.toml:9: [[driver]] "no good": has no root; add root = "./data" (the directory the tools may use)`,
 				`s.toml:10: [[driver]] "no good", key "label": "no good" is not a valid label; use letters, digits and '-', at most 32`,
 			},
@@ -259,6 +259,7 @@ type = "rest"
 spec = "petstore.json"   # relative to the stack file
 include_tags = ["pet"]
 credentials = "env"
+auth_scheme = "bearer"   # the document declares no security scheme
 `)
 	s, err := Load(path)
 	if err != nil {
@@ -463,6 +464,35 @@ audit_log = "-"
 	}
 }
 
+// TestPositionsLarge: in a stack of thousands of drivers every key is placed
+// on its own line, the last ones included; and an error deep in the file names
+// that line.
+func TestPositionsLarge(t *testing.T) {
+	const n = 2000
+	data := largeStack(n)
+	pos := indexPositions(data)
+	lines := strings.Split(string(data), "\n")
+	for _, i := range []int{0, 1, n / 2, n - 1} {
+		for _, key := range []string{"label", "timeout", "headers.Accept"} {
+			path := fmt.Sprintf("driver[%d].%s", i, key)
+			l := pos.line(path)
+			first, _, _ := strings.Cut(key, ".")
+			if l < 1 || l > len(lines) || !strings.HasPrefix(lines[l-1], first+" =") {
+				t.Fatalf("line(%q) = %d", path, l)
+			}
+		}
+		if l := pos.line(fmt.Sprintf("driver[%d].label", i)); !strings.Contains(lines[l-1], fmt.Sprintf(`"api%d"`, i)) {
+			t.Errorf("driver %d: label placed on line %d: %q", i, l, lines[l-1])
+		}
+	}
+	bad := strings.Replace(string(data), `label = "api1999"`, `label = "api1999"`+"\nspek = 1", 1)
+	_, err := Parse("big.toml", []byte(bad))
+	want := fmt.Sprintf("big.toml:%d: [[driver]] \"api1999\", key \"spek\"", pos.line("driver[1999].label")+1)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("err = %v, want it to start %q", err, want)
+	}
+}
+
 func TestRegistry(t *testing.T) {
 	var got []string
 	for _, k := range MiddlewareKinds() {
@@ -639,6 +669,62 @@ func TestLayerErrors(t *testing.T) {
 			_, err := Parse("s.toml", []byte(base+tc.lines+"\n"))
 			if diff := cmp.Diff([]string{tc.want}, problems(t, err)); diff != "" {
 				t.Errorf("problems (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestAttackNamespacingLosesOperationID: under the label "github" an
+// operationId of 62 characters makes a namespaced name over 64, which the
+// orchestrator would shorten to a hash, leaving the tool only its summary
+// ("[github] Operation number 0"). The stack has the REST driver shorten its
+// names within the budget the label leaves, so the description keeps the full
+// operationId.
+func TestAttackNamespacingLosesOperationID(t *testing.T) {
+	const opID = "enterprise-admin/list-self-hosted-runner-groups-for-enterprise"
+	spec := `{"openapi":"3.0.3","info":{"title":"GitHub","version":"1"},"servers":[{"url":"https://api.example.com"}],
+"paths":{"/enterprises/{enterprise}/actions/runner-groups":{"get":{"operationId":"` + opID + `","summary":"Operation number 0",
+"parameters":[{"name":"enterprise","in":"path","required":true,"schema":{"type":"string"}}],"responses":{"200":{"description":"ok"}}}}}}`
+	for name, strategy := range map[string]string{"default": "", "always": "[orchestrator]\nstrategy = [\"always_namespacing\"]\n"} {
+		t.Run(name, func(t *testing.T) {
+			file := "[[driver]]\nlabel = \"github\"\ntype = \"rest\"\nspec = \"github.json\"\nno_cache = true\n"
+			if strategy == "" {
+				file += "\n[[driver]]\nlabel = \"tables\"\ntype = \"csv\"\nroot = \"data\"\n"
+			} else {
+				file += strategy
+			}
+			path := writeFixture(t, file)
+			if err := os.WriteFile(filepath.Join(filepath.Dir(path), "github.json"), []byte(spec), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			s, err := Load(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := s.Build(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			tools, err := d.(mcs.ToolDriver).ListTools(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := false
+			for _, tool := range tools {
+				if !strings.HasPrefix(tool.Name, "github__enterprise-admin") {
+					continue
+				}
+				found = true
+				if len(tool.Name) > 64 {
+					t.Errorf("name %q is longer than 64", tool.Name)
+				}
+				if !strings.Contains(tool.Summary(), opID) {
+					t.Errorf("tool %q: the description %q lost the operationId %q", tool.Name, tool.Summary(), opID)
+				}
+			}
+			if !found {
+				t.Fatalf("no github__enterprise-admin tool in %v", tools)
 			}
 		})
 	}

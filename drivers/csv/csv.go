@@ -11,8 +11,13 @@
 // size, and summarize_numeric_column reads well over 50 MB/s (see
 // BenchmarkSummarize). A row larger than 1 MiB, which is what an unclosed quote
 // produces, and a header of more than 10,000 columns fail the call instead of
-// filling memory; read_csv_head and filter_csv_rows stop adding rows to their
-// result once it holds 1 MiB of cells, and say so.
+// filling memory. Every result takes at most 1 MiB as JSON, whatever the file
+// holds (ten thousand long column names, rows of a megabyte, text that grows
+// sixfold when escaped, long paths): read_csv_head and filter_csv_rows stop
+// adding rows, describe_csv columns and sample rows, list_csv_files files, and
+// a header too large to return whole is cut to its first columns, the rows with
+// it; the result is then marked truncated and its notice says what was left
+// out. Echoed names and values are cut to 1 KiB, error messages to 64 KiB.
 //
 // Every path goes through an [os.Root] opened on [Config.Root]; a path that would
 // leave it (".." above the root, an absolute path outside it, a symbolic link that
@@ -125,14 +130,18 @@ func (d *ToolDriver) ToolDefinition(ctx context.Context, name string) (mcs.Tool,
 // column (the error lists the columns), a file that cannot be parsed, a path
 // refused by the confinement (the error wraps a *confine.Error) and file system
 // errors; errors begin with the tool name. Reading stops, and the call fails, when
-// ctx is done.
+// ctx is done. A result takes at most 1 MiB as JSON and an error message at most
+// 64 KiB: what does not fit is left out and the result's notice says so.
 func (d *ToolDriver) ExecuteTool(ctx context.Context, name string, args map[string]any) (any, error) {
 	res, err := d.tools.ExecuteTool(ctx, name, args)
 	var argErr *mcs.ArgumentsError
 	if err != nil && !errors.Is(err, mcs.ErrUnknownTool) && !errors.As(err, &argErr) {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, capError(fmt.Errorf("%s: %w", name, err))
 	}
-	return res, err
+	if err != nil {
+		return res, capError(err)
+	}
+	return capResult(name, res), nil
 }
 
 // Close releases the root directory. Calls after Close fail.

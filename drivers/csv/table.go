@@ -176,9 +176,9 @@ func (t *table) column(name string) (int, error) {
 		return found, nil
 	}
 	if len(t.header) == 0 {
-		return 0, fmt.Errorf("unknown column %q: the file is empty and has no columns", name)
+		return 0, fmt.Errorf("unknown column %q: the file is empty and has no columns", echo(name))
 	}
-	return 0, fmt.Errorf("unknown column %q; the columns are: %s", name, quoteList(t.header))
+	return 0, fmt.Errorf("unknown column %q; the columns are: %s", echo(name), quoteNames(t.header))
 }
 
 // sniffDelimiter picks ',', ';' or tab: the one that occurs most often outside

@@ -287,7 +287,7 @@ func cell(rec []string, i int) string {
 
 func (d *ToolDriver) listFiles(ctx context.Context, _ noArgs) (any, error) {
 	files := []map[string]any{}
-	visits := 0
+	visits, size := 0, 2
 	notice := ""
 	err := fs.WalkDir(d.root.FS(), ".", func(name string, de fs.DirEntry, err error) error {
 		if err != nil {
@@ -314,14 +314,14 @@ func (d *ToolDriver) listFiles(ctx context.Context, _ noArgs) (any, error) {
 		default:
 			return nil
 		}
-		var size int64
+		var fsize int64
 		switch {
 		case de.Type().IsRegular():
 			info, err := de.Info()
 			if err != nil {
 				return nil
 			}
-			size = info.Size()
+			fsize = info.Size()
 		case de.Type()&fs.ModeSymlink != 0:
 			// A link is listed when it leads to a regular file inside the root.
 			target, err := d.root.Resolve(name)
@@ -332,7 +332,7 @@ func (d *ToolDriver) listFiles(ctx context.Context, _ noArgs) (any, error) {
 			if err != nil || !info.Mode().IsRegular() {
 				return nil
 			}
-			size = info.Size()
+			fsize = info.Size()
 		default:
 			return nil
 		}
@@ -340,7 +340,13 @@ func (d *ToolDriver) listFiles(ctx context.Context, _ noArgs) (any, error) {
 			notice = fmt.Sprintf("only the first %d files found are listed", d.limits.files)
 			return fs.SkipAll
 		}
-		files = append(files, map[string]any{"path": name, "size": size})
+		n := jsonStringLen(name) + len(`{"path":,"size":},`) + len(strconv.FormatInt(fsize, 10))
+		if size+n > maxResultBytes-reserveBytes {
+			notice = fmt.Sprintf("only the first %d files found are listed: with more the result would be larger than %d MiB", len(files), mib)
+			return fs.SkipAll
+		}
+		size += n
+		files = append(files, map[string]any{"path": name, "size": fsize})
 		return nil
 	})
 	if err != nil {
@@ -382,24 +388,66 @@ func (d *ToolDriver) describe(ctx context.Context, args fileArgs) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	columns := make([]map[string]any, len(s.header))
+	// The columns take at most half the result, the sample the rest.
+	columns := make([]map[string]any, 0, len(s.header))
+	size := 2
 	for i, name := range s.header {
-		columns[i] = map[string]any{"name": name, "type": cols[i].name(), "empty": cols[i].empty}
+		typ := cols[i].name()
+		n := jsonStringLen(name) + jsonStringLen(typ) + len(strconv.Itoa(cols[i].empty)) + len(`{"name":,"type":,"empty":},`)
+		if size+n > maxResultBytes/2 {
+			break
+		}
+		size += n
+		columns = append(columns, map[string]any{"name": name, "type": typ, "empty": cols[i].empty})
+	}
+	k := len(columns)
+	shown := [][]string{}
+	longCells := false
+	for _, rec := range sample {
+		rec = cutRow(rec, k, len(s.header))
+		for i, c := range rec {
+			if e := echo(c); len(e) != len(c) {
+				rec[i], longCells = e, true
+			}
+		}
+		n := rowBytes(rec)
+		if size+n > maxResultBytes-reserveBytes {
+			break
+		}
+		size += n
+		shown = append(shown, rec)
 	}
 	out := map[string]any{
-		"path":      s.path,
+		"path":      echo(s.path),
 		"delimiter": delimiterNames[s.delim],
 		"encoding":  s.encoding,
 		"columns":   columns,
 		"row_count": rows,
-		"sample":    sample,
+		"sample":    shown,
 	}
+	var notes []string
 	switch {
 	case s.header == nil:
-		out["notice"] = "the file is empty"
+		notes = append(notes, "the file is empty")
 	case ragged > 0:
 		out["ragged_rows"] = ragged
-		out["notice"] = fmt.Sprintf("%d rows do not have the %d fields of the header", ragged, len(s.header))
+		notes = append(notes, fmt.Sprintf("%d rows do not have the %d fields of the header", ragged, len(s.header)))
+	}
+	if k < len(s.header) {
+		out["column_count"] = len(s.header)
+		notes = append(notes, fmt.Sprintf("only the first %d of the %d columns are described, and the sample rows are cut to them: all of them would make the result larger than %d MiB", k, len(s.header), mib))
+	}
+	if longCells {
+		notes = append(notes, fmt.Sprintf("cells of the sample longer than %d bytes are cut", maxEcho))
+	}
+	if len(shown) < len(sample) {
+		notes = append(notes, fmt.Sprintf("the sample has %d of the first %d rows: with the next one the result would be larger than %d MiB", len(shown), len(sample), mib))
+	}
+	if k < len(s.header) || len(shown) < len(sample) {
+		out["truncated"] = true
+	}
+	if len(notes) > 0 {
+		out["notice"] = strings.Join(notes, "; ")
 	}
 	return out, nil
 }
@@ -411,15 +459,18 @@ func (d *ToolDriver) readHead(ctx context.Context, args headArgs) (any, error) {
 		return res, err
 	}
 	defer s.Close()
+	header := headerOf(s)
+	k := fitColumns(header, maxColumnBytes)
 	rows := [][]string{}
 	more := false
-	size := 0
+	size := reserveBytes + rowBytes(header[:k])
 	full := false // the next row would take the result over maxResultBytes
 	err = s.each(ctx, func(rec []string) bool {
 		if len(rows) == limit {
 			more = true
 			return false
 		}
+		rec = cutRow(rec, k, len(header))
 		n := rowBytes(rec)
 		if size+n > maxResultBytes {
 			more, full = true, true
@@ -432,8 +483,12 @@ func (d *ToolDriver) readHead(ctx context.Context, args headArgs) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]any{"path": s.path, "columns": headerOf(s), "rows": rows, "returned": len(rows), "truncated": more}
+	out := map[string]any{"path": echo(s.path), "columns": header[:k], "rows": rows, "returned": len(rows), "truncated": more || k < len(header)}
 	var notes []string
+	if k < len(header) {
+		out["column_count"] = len(header)
+		notes = append(notes, columnsNotice(k, len(header)))
+	}
 	if capped {
 		notes = append(notes, fmt.Sprintf("the limit was lowered to the maximum of %d rows", limit))
 	}
@@ -497,8 +552,9 @@ func (d *ToolDriver) filterRows(ctx context.Context, args filterArgs) (any, erro
 	}
 	defer s.Close()
 	match, _ := matcher(op, value, s.decimalComma())
+	k := fitColumns(s.header, maxColumnBytes)
 	rows := [][]string{}
-	total, scanned, skipped, size := 0, 0, 0, 0
+	total, scanned, skipped, size := 0, 0, 0, reserveBytes+rowBytes(s.header[:k])
 	full := false // a matching row was left out because the result would be too large
 	err = s.each(ctx, func(rec []string) bool {
 		scanned++
@@ -512,6 +568,7 @@ func (d *ToolDriver) filterRows(ctx context.Context, args filterArgs) (any, erro
 		}
 		total++
 		if len(rows) < limit && !full {
+			rec = cutRow(rec, k, len(s.header))
 			if n := rowBytes(rec); size+n <= maxResultBytes {
 				rows = append(rows, slices.Clone(rec))
 				size += n
@@ -525,18 +582,22 @@ func (d *ToolDriver) filterRows(ctx context.Context, args filterArgs) (any, erro
 		return nil, err
 	}
 	out := map[string]any{
-		"path":          s.path,
-		"column":        s.header[s.col],
+		"path":          echo(s.path),
+		"column":        echo(s.header[s.col]),
 		"operator":      op,
-		"value":         value,
-		"columns":       s.header,
+		"value":         echo(value),
+		"columns":       s.header[:k],
 		"rows":          rows,
 		"returned":      len(rows),
 		"total_matches": total,
 		"rows_scanned":  scanned,
-		"truncated":     total > len(rows),
+		"truncated":     total > len(rows) || k < len(s.header),
 	}
 	var notes []string
+	if k < len(s.header) {
+		out["column_count"] = len(s.header)
+		notes = append(notes, columnsNotice(k, len(s.header)))
+	}
 	if skipped > 0 {
 		out["non_numeric_skipped"] = skipped
 		notes = append(notes, fmt.Sprintf("%d cells are not numbers and were not compared", skipped))
@@ -571,8 +632,8 @@ func (d *ToolDriver) summarize(ctx context.Context, args columnArgs) (any, error
 		return nil, err
 	}
 	out := map[string]any{
-		"path":        s.path,
-		"column":      s.header[s.col],
+		"path":        echo(s.path),
+		"column":      echo(s.header[s.col]),
 		"rows":        rows,
 		"count":       st.count,
 		"non_numeric": st.nonNumeric,

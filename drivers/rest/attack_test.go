@@ -182,6 +182,55 @@ func TestAttackSlowCredentialOutlastsTimeout(t *testing.T) {
 	})
 }
 
+// TestAttackProviderIgnoresContext: a credential provider that ignores its
+// context (it returns only when its test releases it) does not hold the call
+// past Config.Timeout: the call ends at the timeout with the deadline error
+// while the provider is still blocked, and nothing reaches the API.
+func TestAttackProviderIgnoresContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		returned := make(chan struct{})
+		provider := providerFunc(func(context.Context, string) (string, error) {
+			defer close(returned)
+			<-release // deaf to the context
+			return "late-token-1", nil
+		})
+		api := roundTripFunc(func(*http.Request) (*http.Response, error) {
+			t.Error("the API was called")
+			return nil, errors.New("unexpected")
+		})
+		td := mustToolDriver(t, Config{Spec: hostileSpec(""), BaseURL: "https://api.test", Credentials: provider,
+			Name: "petstore", Timeout: time.Second, HTTPClient: &http.Client{Transport: api}})
+		done := make(chan error, 1)
+		go func() {
+			_, err := td.ExecuteTool(context.Background(), "listPets", nil)
+			done <- err
+		}()
+		time.Sleep(2 * time.Second) // virtual time: twice the timeout
+		synctest.Wait()
+		finished := false
+		select {
+		case err := <-done:
+			finished = true
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("err = %v, want the deadline", err)
+			}
+		default:
+			t.Error("the call is still waiting for the provider past Config.Timeout")
+		}
+		select {
+		case <-returned:
+			t.Error("the provider returned before its release; the test proves nothing")
+		default:
+		}
+		close(release)
+		<-returned
+		if !finished {
+			<-done
+		}
+	})
+}
+
 // TestAttackEchoedSecretForms: a server that echoes the credential, the
 // configured headers and the BaseURL query values in other spellings (JSON
 // escapes, base64 of the token and of "Bearer <token>", base64 inside a longer

@@ -40,7 +40,8 @@ import (
 // MaxSpecBytes), names the SHA-256 of the spec bytes just read, this cache
 // format, this driver build and these filters, and its tools have valid,
 // unique names and unique parameter names. Anything else is ignored and
-// rebuilt. Files are written to a temporary file in the same directory and
+// rebuilt. A FIFO, device or symbolic link at an entry's path is not opened
+// for reading (no waiting for a writer, no following) and is ignored. Files are written to a temporary file in the same directory and
 // renamed into place, so readers never see a partial file, and concurrent
 // writers of one key write the same content.
 
@@ -49,7 +50,7 @@ const cacheEnv = "MCS_CACHE_DIR"
 
 // cacheFormat is the version of the file layout and of the derivation of
 // tools from documents; change it whenever either changes.
-const cacheFormat = 1
+const cacheFormat = 2
 
 // cacheFile is the content of one cache file.
 type cacheFile struct {
@@ -59,6 +60,10 @@ type cacheFile struct {
 	Tags       []string
 	Paths      []string
 	Tools      []mcs.Tool
+	// Secured says some listed operation has a security requirement (see
+	// Config.AuthScheme). A file that claims it wrongly only delays the
+	// error of a document without one to the first call.
+	Secured bool
 }
 
 // toolCache is the cache directory of one driver; nil means no cache.
@@ -166,33 +171,37 @@ func (c *toolCache) entry(data []byte, cfg Config) cacheEntry {
 	return e
 }
 
-// read returns the tools of e, or false when the cache has no valid entry.
-func (c *toolCache) read(e cacheEntry) ([]mcs.Tool, bool) {
+// read returns the tools of e and whether some of them have a security
+// requirement, or false when the cache has no valid entry.
+func (c *toolCache) read(e cacheEntry) (tools []mcs.Tool, secured, ok bool) {
 	if !c.trustedDir() {
-		return nil, false
+		return nil, false, false
 	}
-	f, err := os.Open(e.path)
+	// Opened without waiting (a FIFO planted there would block an ordinary
+	// open until someone writes to it) and without following a symbolic link;
+	// then the file opened, not the name, must be regular and trusted, so it
+	// cannot be swapped between check and read.
+	f, err := openCacheFile(e.path)
 	if err != nil {
-		return nil, false
+		return nil, false, false
 	}
 	defer f.Close()
-	// the file opened, not the name: it cannot be swapped between check and read
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() || untrusted(fi) != nil {
-		return nil, false
+		return nil, false, false
 	}
 	data, err := readLimited(f, MaxSpecBytes)
 	if err != nil {
-		return nil, false
+		return nil, false, false
 	}
-	tools, err := decodeCache(data, e)
+	cf, err := decodeCache(data, e)
 	if err != nil {
-		return nil, false
+		return nil, false, false
 	}
-	return tools, true
+	return cf.Tools, cf.Secured, true
 }
 
 // decodeCache decodes and checks a cache file for e.
-func decodeCache(data []byte, e cacheEntry) ([]mcs.Tool, error) {
+func decodeCache(data []byte, e cacheEntry) (*cacheFile, error) {
 	cf, err := parseCacheFile(data)
 	if err != nil {
 		return nil, err
@@ -210,7 +219,7 @@ func decodeCache(data []byte, e cacheEntry) ([]mcs.Tool, error) {
 	if err := checkTools(cf.Tools, e.limit); err != nil {
 		return nil, err
 	}
-	return cf.Tools, nil
+	return cf, nil
 }
 
 // checkTools checks what the driver guarantees of its tools: valid, unique
@@ -250,8 +259,8 @@ func validToolName(name string) bool {
 
 // write stores tools as the entry e, atomically; failures are ignored (the
 // cache only saves time).
-func (c *toolCache) write(e cacheEntry, tools []mcs.Tool) {
-	data, err := encodeCache(e, tools)
+func (c *toolCache) write(e cacheEntry, tools []mcs.Tool, secured bool) {
+	data, err := encodeCache(e, tools, secured)
 	if err != nil {
 		return
 	}
@@ -281,13 +290,13 @@ func (c *toolCache) write(e cacheEntry, tools []mcs.Tool) {
 // remove deletes the entry e.
 func (c *toolCache) remove(e cacheEntry) { _ = os.Remove(e.path) }
 
-func encodeCache(e cacheEntry, tools []mcs.Tool) ([]byte, error) {
+func encodeCache(e cacheEntry, tools []mcs.Tool, secured bool) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	err := enc.Encode(cacheFile{
 		Format: cacheFormat, Build: cacheBuild(), SpecSHA256: e.specSum,
-		Tags: e.tags, Paths: e.paths, Tools: tools,
+		Tags: e.tags, Paths: e.paths, Tools: tools, Secured: secured,
 	})
 	return buf.Bytes(), err
 }
@@ -299,8 +308,8 @@ type cachedSource struct {
 }
 
 // cachedSpec is the listing-only spec of tools read from the cache.
-func cachedSpec(tools []mcs.Tool, data []byte, e cacheEntry) *spec {
-	s := &spec{tools: tools, ops: make(map[string]*operation, len(tools)), cached: &cachedSource{data: data, entry: e}}
+func cachedSpec(tools []mcs.Tool, secured bool, data []byte, e cacheEntry) *spec {
+	s := &spec{tools: tools, ops: make(map[string]*operation, len(tools)), secured: secured, cached: &cachedSource{data: data, entry: e}}
 	for _, t := range tools {
 		s.ops[t.Name] = nil
 	}

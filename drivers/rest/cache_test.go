@@ -334,7 +334,7 @@ func FuzzDecodeCache(f *testing.F) {
 	c := &toolCache{dir: f.TempDir()}
 	e := c.entry(doc, Config{})
 	tools, _ := listFrom(f, Config{Spec: doc, NoCache: true})
-	valid, err := encodeCache(e, tools)
+	valid, err := encodeCache(e, tools, false)
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -345,22 +345,23 @@ func FuzzDecodeCache(f *testing.F) {
 	f.Add([]byte(`[]`))
 	f.Add([]byte(``))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		got, err := decodeCache(data, e)
+		cf, err := decodeCache(data, e)
 		if err != nil {
 			return
 		}
+		got := cf.Tools
 		if err := checkTools(got, maxNameLen); err != nil {
 			t.Fatalf("accepted an invalid listing: %v", err)
 		}
-		again, err := encodeCache(e, got)
+		again, err := encodeCache(e, got, cf.Secured)
 		if err != nil {
 			t.Fatal(err)
 		}
-		back, err := decodeCache(again, e)
+		backFile, err := decodeCache(again, e)
 		if err != nil {
 			t.Fatalf("re-encoded entry rejected: %v", err)
 		}
-		if !sameTools(got, back) {
+		if back := backFile.Tools; !sameTools(got, back) || backFile.Secured != cf.Secured {
 			t.Fatal("the listing changed in a round trip")
 		}
 	})
@@ -398,7 +399,7 @@ func TestCacheCarriesEveryToolField(t *testing.T) {
 	tool.Name = "every_field"
 	tool.Parameters[0].Name = "p"
 	e := cacheEntry{specSum: "00", tags: []string{"t"}, limit: maxNameLen}
-	data, err := encodeCache(e, []mcs.Tool{tool, {Name: "bare"}})
+	data, err := encodeCache(e, []mcs.Tool{tool, {Name: "bare"}}, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -406,8 +407,11 @@ func TestCacheCarriesEveryToolField(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]mcs.Tool{tool, {Name: "bare"}}, got); diff != "" {
+	if diff := cmp.Diff([]mcs.Tool{tool, {Name: "bare"}}, got.Tools); diff != "" {
 		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+	if !got.Secured {
+		t.Error("round trip lost Secured")
 	}
 }
 
@@ -442,7 +446,7 @@ func TestWarmStartKeepsLoadChecks(t *testing.T) {
 	}
 	c := newToolCache(cfg)
 	e := c.entry(dots, norm)
-	c.write(e, []mcs.Tool{{Name: "admin", Description: "GET /v1/../admin", Annotations: &mcs.ToolAnnotations{ReadOnly: true}}})
+	c.write(e, []mcs.Tool{{Name: "admin", Description: "GET /v1/../admin", Annotations: &mcs.ToolAnnotations{ReadOnly: true}}}, false)
 	td := mustToolDriver(t, cfg)
 	if _, err := td.ListTools(ctx); err != nil || td.spec.Load().cached == nil {
 		t.Fatalf("not a warm start: %v", err)

@@ -21,3 +21,11 @@ func untrusted(fi os.FileInfo) error {
 	}
 	return nil
 }
+
+// openCacheFile opens a cache file for reading without blocking (O_NONBLOCK: a
+// FIFO does not wait for a writer) and without following a symbolic link
+// (O_NOFOLLOW). The caller checks that what it opened is a regular file;
+// reading a regular file is not affected by O_NONBLOCK.
+func openCacheFile(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+}

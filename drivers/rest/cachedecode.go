@@ -260,6 +260,8 @@ func cacheFileFrom(v any) (*cacheFile, error) {
 			cf.Paths, ok = stringList(x)
 		case "Tools":
 			cf.Tools, ok = toolList(x)
+		case "Secured":
+			cf.Secured, ok = x.(bool)
 		}
 		if !ok {
 			return nil, errBadCache

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/getkin/kin-openapi/openapi3"
+
 	"github.com/mcs-go/mcs/middleware/auth"
 )
 
@@ -73,6 +75,22 @@ type Config struct {
 	// an error wrapping [ErrUnboundScheme] that says how to bind it. A scheme
 	// mapped to "" gets no credential.
 	Scopes map[string]string
+	// AuthScheme says how the credential goes out on the operations for which
+	// the document declares no security requirement (GitHub's description, for
+	// one, declares none): "bearer" (Authorization: Bearer TOKEN), "basic"
+	// (Authorization: Basic, the token being "user:password" or its base64),
+	// "header:NAME" (the token as the value of header NAME) or "query:NAME"
+	// (the token as query parameter NAME). The credential is asked of
+	// Credentials for the scope Name, else for the driver's label in an
+	// orchestrator; Scopes does not apply. Operations with a security
+	// requirement of the document's keep it, and those the document declares
+	// anonymous (security: []) get no credential.
+	//
+	// With Credentials set, AuthScheme empty and no listed operation with a
+	// security requirement, Credentials would send nothing: loading the
+	// document fails with an error wrapping [ErrNoSecurityScheme] that names
+	// this field.
+	AuthScheme string
 	// Name is the driver's own credential scope (such as "github"), asked for
 	// every security scheme that Scopes does not map.
 	Name string
@@ -185,6 +203,9 @@ func normalize(cfg Config) (Config, source, *url.URL, error) {
 	if cfg.MaxNameLength != 0 && (cfg.MaxNameLength < minNameLen || cfg.MaxNameLength > maxNameLen) {
 		return fail("MaxNameLength is %d; give a length from %d to %d, or zero for %d", cfg.MaxNameLength, minNameLen, maxNameLen, maxNameLen)
 	}
+	if err := CheckAuthScheme(cfg.AuthScheme); err != nil {
+		return fail("AuthScheme: %v", err)
+	}
 	if cfg.MaxResponseBytes < 0 {
 		return fail("MaxResponseBytes is negative (%d); use zero for the default", cfg.MaxResponseBytes)
 	}
@@ -202,6 +223,59 @@ func normalize(cfg Config) (Config, source, *url.URL, error) {
 		out.MaxResponseBytes = DefaultMaxResponseBytes
 	}
 	return out, src, base, nil
+}
+
+// Forms of Config.AuthScheme.
+const (
+	authBearer = "bearer"
+	authBasic  = "basic"
+	authHeader = "header:"
+	authQuery  = "query:"
+)
+
+// authStructural are headers an AuthScheme may not set: they frame the
+// request rather than authenticate it.
+var authStructural = []string{"host", "content-length", "content-type", "transfer-encoding", "connection", "upgrade", "te", "trailer", "cookie"}
+
+// CheckAuthScheme reports whether s is a valid Config.AuthScheme: empty,
+// "bearer", "basic", "header:NAME" with NAME an HTTP header name that does not
+// frame the request (not Host, Content-Length, Content-Type, Cookie, ...), or
+// "query:NAME" with a NAME without white space or control characters. The
+// error says what is wrong and lists the valid forms.
+func CheckAuthScheme(s string) error {
+	_, err := parseAuthScheme(s)
+	return err
+}
+
+// parseAuthScheme returns the scheme s stands for; nil for "".
+func parseAuthScheme(s string) (*openapi3.SecurityScheme, error) {
+	const forms = `use "bearer", "basic", "header:NAME" or "query:NAME"`
+	lower := strings.ToLower(s)
+	switch {
+	case s == "":
+		return nil, nil
+	case lower == authBearer:
+		return &openapi3.SecurityScheme{Type: "http", Scheme: "bearer"}, nil
+	case lower == authBasic:
+		return &openapi3.SecurityScheme{Type: "http", Scheme: "basic"}, nil
+	case strings.HasPrefix(lower, authHeader):
+		name := s[len(authHeader):]
+		if !validHeaderName(name) {
+			return nil, fmt.Errorf("%q does not name a valid HTTP header after %q; %s", s, s[:len(authHeader)], forms)
+		}
+		if slices.Contains(authStructural, strings.ToLower(name)) {
+			return nil, fmt.Errorf("%q would put the credential in the %s header, which frames the request; name the header the API reads the credential from", s, name)
+		}
+		return &openapi3.SecurityScheme{Type: "apiKey", In: "header", Name: name}, nil
+	case strings.HasPrefix(lower, authQuery):
+		name := s[len(authQuery):]
+		if name == "" || strings.IndexFunc(name, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0 {
+			return nil, fmt.Errorf("%q does not name a query parameter after %q (empty, or with white space or control characters); %s", s, s[:len(authQuery)], forms)
+		}
+		return &openapi3.SecurityScheme{Type: "apiKey", In: "query", Name: name}, nil
+	default:
+		return nil, fmt.Errorf("%q is not an auth scheme; %s", s, forms)
+	}
 }
 
 // parseSpecURL tells an http(s) URL from a file path. Another URL scheme is an

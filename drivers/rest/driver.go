@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"unicode/utf8"
 
+	"github.com/getkin/kin-openapi/openapi3"
+
 	"github.com/mcs-go/mcs"
 	"github.com/mcs-go/mcs/internal/textcut"
 )
@@ -39,6 +41,8 @@ type ToolDriver struct {
 	base    *url.URL     // Config.BaseURL, parsed; nil when unset
 	client  *http.Client // a copy of Config.HTTPClient with the redirect policy
 	secrets []string     // configured header values that look like credentials
+	// authScheme is Config.AuthScheme as a security scheme; nil when unset.
+	authScheme *openapi3.SecurityScheme
 
 	// loadLock is a mutex that a waiting caller can leave when its context
 	// ends: a one-slot channel, held while the document loads.
@@ -90,14 +94,16 @@ func NewToolDriver(cfg Config) (*ToolDriver, error) {
 		forms = append(forms, secretForms(sec)...)
 	}
 	secrets = forms
+	scheme, _ := parseAuthScheme(c.AuthScheme) // checked by normalize
 	return &ToolDriver{
-		cfg:      c,
-		src:      src,
-		base:     base,
-		client:   newClient(c.HTTPClient),
-		secrets:  secrets,
-		loadLock: make(chan struct{}, 1),
-		cache:    newToolCache(c),
+		authScheme: scheme,
+		cfg:        c,
+		src:        src,
+		base:       base,
+		client:     newClient(c.HTTPClient),
+		secrets:    secrets,
+		loadLock:   make(chan struct{}, 1),
+		cache:      newToolCache(c),
 	}, nil
 }
 
@@ -176,8 +182,11 @@ func (d *ToolDriver) loadLocked(ctx context.Context, done func(*spec) bool) (*sp
 		}
 		if d.cache != nil {
 			entry = d.cache.entry(data, d.cfg)
-			if tools, ok := d.cache.read(entry); ok {
-				s := cachedSpec(tools, data, entry)
+			if tools, secured, ok := d.cache.read(entry); ok {
+				s := cachedSpec(tools, secured, data, entry)
+				if err := d.checkSecured(s); err != nil {
+					return nil, fmt.Errorf("load OpenAPI document %s: %w", d.src, err)
+				}
 				d.spec.Store(s)
 				return s, nil
 			}
@@ -196,14 +205,17 @@ func (d *ToolDriver) loadLocked(ctx context.Context, done func(*spec) bool) (*sp
 	}
 	b := builder{doc: doc, cfg: d.cfg, specURL: d.src.url, base: d.base}
 	s, err := b.build(ctx, ol)
+	if err == nil {
+		err = d.checkSecured(s)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("load OpenAPI document %s: %w", d.src, err)
 	}
 	if d.cache != nil {
 		switch {
 		case prev == nil:
-			d.cache.write(entry, s.tools)
-		case !sameTools(prev.tools, s.tools):
+			d.cache.write(entry, s.tools, s.secured)
+		case !sameTools(prev.tools, s.tools) || prev.secured != s.secured:
 			// The cache listed what the document does not: drop the entry
 			// and publish the document's listing.
 			d.cache.remove(entry)
@@ -212,6 +224,16 @@ func (d *ToolDriver) loadLocked(ctx context.Context, done func(*spec) bool) (*sp
 	}
 	d.spec.Store(s)
 	return s, nil
+}
+
+// checkSecured refuses a listing whose credentials would go nowhere: with
+// Config.Credentials set and Config.AuthScheme empty, some listed operation
+// must have a security requirement of the document's.
+func (d *ToolDriver) checkSecured(s *spec) error {
+	if d.cfg.Credentials == nil || d.authScheme != nil || s.secured || len(s.tools) == 0 {
+		return nil
+	}
+	return errNoSecurityScheme()
 }
 
 // ToolsVersion changes when the listing changes after the first load: when a

@@ -2,6 +2,7 @@ package rest_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -115,4 +116,41 @@ func ExampleNewToolDriver() {
 	// deletePet: Delete a pet
 	// deleted /v1/pets/7 as "Bearer [REDACTED]" <nil>
 	// tool "deletePet": unknown argument "id"; missing required argument "petId"; valid arguments: petId (required)
+}
+
+// A document that declares no security scheme, as GitHub's does not: AuthScheme
+// says how the credential goes out, here as a bearer token of the driver's own
+// scope. Without AuthScheme the credentials would have nowhere to go, and
+// loading the document fails with an error wrapping ErrNoSecurityScheme.
+func ExampleConfig_authScheme() {
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "user for %q", r.Header.Get("Authorization"))
+	}))
+	defer api.Close()
+	doc := []byte(`openapi: 3.0.3
+info: {title: Unsecured, version: "1"}
+paths:
+  /user:
+    get:
+      operationId: getUser
+      responses: {"200": {description: The user}}
+`)
+	tokens := auth.NewStaticProvider(map[string]string{"github": "gh-token"})
+
+	td, err := rest.NewToolDriver(rest.Config{Spec: doc, BaseURL: api.URL, Credentials: tokens, Name: "github", NoCache: true})
+	if err != nil {
+		panic(err)
+	}
+	_, err = td.ListTools(context.Background())
+	fmt.Println(errors.Is(err, rest.ErrNoSecurityScheme))
+
+	td, err = rest.NewToolDriver(rest.Config{Spec: doc, BaseURL: api.URL, Credentials: tokens, Name: "github", AuthScheme: "bearer", NoCache: true})
+	if err != nil {
+		panic(err)
+	}
+	res, err := td.ExecuteTool(context.Background(), "getUser", nil)
+	fmt.Println(res, err)
+	// Output:
+	// true
+	// user for "Bearer [REDACTED]" <nil>
 }

@@ -35,6 +35,17 @@ type credentials struct {
 // an orchestrator label). It wraps [auth.ErrNoCredential] too.
 var ErrUnboundScheme = errors.New("security scheme not bound to a credential scope")
 
+// ErrNoSecurityScheme is wrapped by the load error of a driver with
+// Config.Credentials whose document gives none of the listed operations a
+// security requirement while Config.AuthScheme is empty: the credentials would
+// go nowhere. The message says to set Config.AuthScheme.
+var ErrNoSecurityScheme = errors.New("the document declares no security scheme for its operations")
+
+// errNoSecurityScheme is the load error of ErrNoSecurityScheme.
+func errNoSecurityScheme() error {
+	return fmt.Errorf("%w, so Config.Credentials would send nothing: set Config.AuthScheme (auth_scheme in a stack file) to how the API takes the credential, \"bearer\", \"basic\", \"header:NAME\" or \"query:NAME\", or send no credentials", ErrNoSecurityScheme)
+}
+
 // ErrCredentialHost is wrapped by the error of a call that would send
 // credentials to a host the operator did not choose: a document fetched from
 // SpecURL, without Config.BaseURL, names a server on another host.
@@ -45,8 +56,9 @@ var ErrCredentialHost = errors.New("credentials refused for a host the operator 
 // label the driver is registered under in an orchestrator ([mcs.CallInfo]). A
 // scheme name is never a scope by itself: the document picks its names, and a
 // hostile document would name its schemes after the credentials it wants.
-func (d *ToolDriver) scopeFor(ctx context.Context, name string) (string, error) {
-	if scope, ok := d.cfg.Scopes[name]; ok {
+func (d *ToolDriver) scopeFor(ctx context.Context, use schemeUse) (string, error) {
+	name := use.name
+	if scope, ok := d.cfg.Scopes[name]; ok && !use.operator {
 		if scope == "" {
 			return "", fmt.Errorf("security scheme %q is mapped to no scope in Config.Scopes: %w", name, auth.ErrNoCredential)
 		}
@@ -57,6 +69,9 @@ func (d *ToolDriver) scopeFor(ctx context.Context, name string) (string, error) 
 	}
 	if info, ok := mcs.CallInfoFromContext(ctx); ok && info.Label != "" {
 		return info.Label, nil
+	}
+	if use.operator {
+		return "", fmt.Errorf("%w: Config.AuthScheme %q gets no credential; set Config.Name to the scope of the credential provider (%w)", ErrUnboundScheme, d.cfg.AuthScheme, auth.ErrNoCredential)
 	}
 	return "", fmt.Errorf("%w: the document's security scheme %q gets no credential; bind it with Config.Scopes = map[string]string{%q: \"<scope of the credential provider>\"}, or set Config.Name to ask for the driver's own scope for every scheme (%w)",
 		ErrUnboundScheme, name, name, auth.ErrNoCredential)
@@ -75,17 +90,26 @@ func (d *ToolDriver) checkCredentialHost(target *url.URL) error {
 }
 
 // credentials asks the provider for the tokens of the first security
-// alternative of op it can satisfy, for a request to target. With no provider,
-// or no security on op, the request goes without credentials. A *auth.Challenge
+// alternative of op it can satisfy, for a request to target; an operation the
+// document gives no security requirement has the one scheme of
+// Config.AuthScheme, when set. With no provider, or no security on op, the
+// request goes without credentials. A *auth.Challenge
 // from the provider is returned unchanged; when no alternative can be satisfied
 // the first error that is not a missing credential is returned, else the first.
 func (d *ToolDriver) credentials(ctx context.Context, op *operation, target *url.URL) (credentials, error) {
-	if op.security == nil || d.cfg.Credentials == nil {
+	if d.cfg.Credentials == nil {
 		return credentials{}, nil
+	}
+	security := op.security
+	if security == nil {
+		if d.authScheme == nil || !op.undeclared {
+			return credentials{}, nil
+		}
+		security = [][]schemeUse{{{name: "auth_scheme", scheme: d.authScheme, operator: true}}}
 	}
 	hostErr := d.checkCredentialHost(target)
 	var first error
-	for _, alt := range op.security {
+	for _, alt := range security {
 		if len(alt) == 0 {
 			return credentials{}, nil // anonymous access is allowed
 		}
@@ -109,6 +133,31 @@ func (d *ToolDriver) credentials(ctx context.Context, op *operation, target *url
 	return credentials{}, first
 }
 
+// token asks Config.Credentials for the token of scope, and returns when ctx
+// ends even if the provider ignores ctx: the provider runs in its own
+// goroutine, which is left to finish on its own and whose answer is then
+// dropped. The error of an ended ctx wraps its cause (the call's deadline).
+func (d *ToolDriver) token(ctx context.Context, scope string) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", fmt.Errorf("credential for scope %q: %w", scope, context.Cause(ctx))
+	}
+	type answer struct {
+		token string
+		err   error
+	}
+	ch := make(chan answer, 1) // the provider never blocks on a call that left
+	go func() {
+		tok, err := d.cfg.Credentials.Token(ctx, scope)
+		ch <- answer{tok, err}
+	}()
+	select {
+	case a := <-ch:
+		return a.token, a.err
+	case <-ctx.Done():
+		return "", fmt.Errorf("credential for scope %q: the provider did not answer in time: %w", scope, context.Cause(ctx))
+	}
+}
+
 // satisfy applies every scheme of one alternative.
 func (d *ToolDriver) satisfy(ctx context.Context, alt []schemeUse) (credentials, error) {
 	c := credentials{header: http.Header{}}
@@ -126,11 +175,11 @@ func (d *ToolDriver) satisfy(ctx context.Context, alt []schemeUse) (credentials,
 		default:
 			return credentials{}, fmt.Errorf("security scheme %q has type %q, which the driver does not support", use.name, s.Type)
 		}
-		scope, err := d.scopeFor(ctx, use.name)
+		scope, err := d.scopeFor(ctx, use)
 		if err != nil {
 			return credentials{}, err
 		}
-		token, err := d.cfg.Credentials.Token(ctx, scope)
+		token, err := d.token(ctx, scope)
 		if err != nil {
 			var ch *auth.Challenge
 			if errors.As(err, &ch) {

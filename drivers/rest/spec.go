@@ -59,6 +59,10 @@ type spec struct {
 	// the listing only (ops maps each name to nil) and the document to
 	// decode for executing.
 	cached *cachedSource
+	// secured says some listed operation has a security requirement of the
+	// document's, so that credentials have somewhere to go without
+	// Config.AuthScheme.
+	secured bool
 
 	posOnce sync.Once
 	pos     map[string]int // tool name -> its position in tools, built on first use
@@ -100,6 +104,11 @@ type operation struct {
 	// them must be satisfied. An empty alternative means anonymous access. Nil
 	// means the operation needs no credentials.
 	security [][]schemeUse
+	// undeclared says the document gives the operation no security
+	// requirement at all (neither its own nor the document's); Config.AuthScheme
+	// applies to such operations only, not to one declared anonymous
+	// (security: []).
+	undeclared bool
 }
 
 // argument is one tool parameter and where it goes.
@@ -119,6 +128,9 @@ type argument struct {
 type schemeUse struct {
 	name   string
 	scheme *openapi3.SecurityScheme // nil when the document does not define it
+	// operator marks the scheme of Config.AuthScheme: its credential is the
+	// driver's own scope, never one of Config.Scopes.
+	operator bool
 }
 
 // builder turns a parsed document into a spec.
@@ -193,6 +205,9 @@ func (b *builder) build(ctx context.Context, ol outline) (*spec, error) {
 			}
 			s.tools = append(s.tools, o.tool)
 			s.ops[o.tool.Name] = o
+			if o.security != nil {
+				s.secured = true
+			}
 		}
 	}
 	if err := ctx.Err(); err != nil {
@@ -315,6 +330,7 @@ func (b *builder) operation(path, method string, item *openapi3.PathItem, op *op
 	}
 	o.htmlOK = documentsHTML(op.Responses)
 	o.security = b.security(op)
+	o.undeclared = op.Security == nil && len(b.doc.Security) == 0
 	return o
 }
 
