@@ -101,6 +101,14 @@ func TestAttackKnownSecretEchoes(t *testing.T) {
 		{"JSON escapes", `{"echo":"\u0073\u006b\u002dLive-4f9a+b\/c?d"}`, `{"echo":"[REDACTED]"}`},
 		{"JSON escapes, upper hex", `{"echo":"sk\u002DLive\u002D4f9a\u002Bb\u002Fc\u003Fd"}`, `{"echo":"[REDACTED]"}`},
 	})
+	_, known2 := r.Args(map[string]any{"password": "pässwört-😀-42"})
+	checkText(t, r, known2, []textCase{
+		{"escaped non-ASCII and a surrogate pair", `{"echo":"p\u00e4ssw\u00F6rt-\ud83d\ude00-42","n":1}`, `{"echo":"[REDACTED]","n":1}`},
+		{"upper case", "PÄSSWÖRT-😀-42", "[REDACTED]"},
+	})
+	if got := ReplaceEscaped(`a \u0074\u006fken-1\/2 b`, []string{"token-1/2"}); got != "a "+Redacted+" b" {
+		t.Errorf("ReplaceEscaped = %q", got)
+	}
 	// Inside the base64 of a longer text, the characters that encode only the
 	// secret's bytes go; the one or two that mix in a neighbour's may stay.
 	for _, prefix := range []string{"u:", "us:", "use:"} {

@@ -30,6 +30,7 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"unicode"
@@ -539,12 +540,25 @@ func isASCII(s string) bool {
 	return true
 }
 
+// ReplaceEscaped replaces with [Redacted] every secret of secrets (of at least
+// minKnownLen bytes) that s holds in JSON escapes of a server's choosing (every
+// character as \uXXXX, some of them, upper- or lower-case hex digits, "/" as
+// "\/"), as a JSON body that echoes a credential writes it. Plain occurrences
+// are the caller's to replace. It is linear in len(s) times the number of
+// secrets, and returns s itself when s has no escape.
+func ReplaceEscaped(s string, secrets []string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	return scrubEscaped(s, secrets)
+}
+
 // scrubEscaped replaces the known secrets that s holds in JSON escapes
 // (\u0073k-..., sk\u002d..., a\/b): it decodes the escapes, finds each secret
 // in the decoded text and replaces the part of s it came from.
 func scrubEscaped(s string, known []string) string {
-	dec, at := unescapeJSON(s)
-	if dec == "" {
+	dec, marks := unescapeJSON(s)
+	if marks == nil {
 		return s
 	}
 	type span struct{ from, to int }
@@ -558,8 +572,7 @@ func scrubEscaped(s string, known []string) string {
 			if j < 0 {
 				break
 			}
-			from, to := at[i+j], at[i+j+len(k)]
-			spans = append(spans, span{from, to})
+			spans = append(spans, span{srcOffset(marks, i+j), srcOffset(marks, i+j+len(k))})
 			i += j + len(k)
 		}
 	}
@@ -582,44 +595,58 @@ func scrubEscaped(s string, known []string) string {
 	return b.String()
 }
 
-// unescapeJSON decodes the JSON escapes of s (\uXXXX, surrogate pairs,
-// \", \\, \/; other backslashes stay) and returns the decoded text and, for
-// each of its bytes and one past the end, the offset in s where the byte's
-// source starts. It returns "" when s has no such escape.
-func unescapeJSON(s string) (string, []int) {
-	if !strings.Contains(s, `\u`) && !strings.Contains(s, `\/`) && !strings.Contains(s, `\"`) && !strings.Contains(s, `\\`) {
+// escapeMark is where an escape ends: the offset in the decoded text and in
+// the source. Between two marks, bytes are the same in both.
+type escapeMark struct{ dec, src int }
+
+// srcOffset returns the offset in the source of the decoded offset d.
+func srcOffset(marks []escapeMark, d int) int {
+	i := sort.Search(len(marks), func(i int) bool { return marks[i].dec > d }) - 1
+	if i < 0 {
+		return d
+	}
+	return marks[i].src + d - marks[i].dec
+}
+
+// unescapeJSON decodes the JSON escapes of s (\uXXXX, surrogate pairs, \",
+// \\, \/; other backslashes stay) and returns the decoded text and where each
+// escape ends; nil marks when s has no such escape.
+func unescapeJSON(s string) (string, []escapeMark) {
+	var b strings.Builder
+	var marks []escapeMark
+	last := 0
+	for i := strings.IndexByte(s, '\\'); i >= 0 && i+1 < len(s); {
+		n := 0
+		var r rune
+		switch c := s[i+1]; c {
+		case '"', '\\', '/':
+			r, n = rune(c), 2
+		case 'u':
+			r, n = decodeU(s[i:])
+		}
+		if n == 0 {
+			i++
+		} else {
+			if marks == nil {
+				b.Grow(len(s))
+			}
+			b.WriteString(s[last:i])
+			b.WriteRune(r)
+			last = i + n
+			marks = append(marks, escapeMark{dec: b.Len(), src: last})
+			i = last
+		}
+		j := strings.IndexByte(s[i:], '\\')
+		if j < 0 {
+			break
+		}
+		i += j
+	}
+	if marks == nil {
 		return "", nil
 	}
-	var b strings.Builder
-	b.Grow(len(s))
-	at := make([]int, 0, len(s)+1)
-	for i := 0; i < len(s); {
-		if s[i] == '\\' && i+1 < len(s) {
-			switch c := s[i+1]; {
-			case c == '"' || c == '\\' || c == '/':
-				at = append(at, i)
-				b.WriteByte(c)
-				i += 2
-				continue
-			case c == 'u':
-				if r, n := decodeU(s[i:]); n > 0 {
-					var buf [utf8.UTFMax]byte
-					m := utf8.EncodeRune(buf[:], r)
-					for range m {
-						at = append(at, i)
-					}
-					b.Write(buf[:m])
-					i += n
-					continue
-				}
-			}
-		}
-		at = append(at, i)
-		b.WriteByte(s[i])
-		i++
-	}
-	at = append(at, len(s))
-	return b.String(), at
+	b.WriteString(s[last:])
+	return b.String(), marks
 }
 
 // decodeU decodes the \uXXXX escape at the start of s, and the low half that
