@@ -42,7 +42,9 @@ const SearchTool = "tools__search"
 // PostCustomers creates, PostCustomersCustomer (ending in a required parameter)
 // updates, GetCustomers lists. Queries get alternatives for the words of requests
 // (open and add also look for create; "signed-in", "current" and "who am I" for
-// authenticated). On GitHub's and Stripe's own descriptions, 102 phrasings have
+// authenticated), and one that starts with a thing the tools know rather than
+// with the first word of a title ("comment on an issue") also looks for create.
+// On GitHub's and Stripe's own descriptions, 102 phrasings have
 // their answer in the top 5 (see BenchmarkToolSearchRecallReal). The
 // index is built once per inner listing and kept until that listing changes; a search
 // over 1,223 tools takes well under 200 µs (see BenchmarkToolSearch).
@@ -262,6 +264,7 @@ type searchIndex struct {
 	// count twice those after), in document order.
 	cover   map[string][]posting
 	idf     map[string]float32
+	actions map[string]bool                   // the terms that name what tools do: the first of each title
 	groups  string                            // the compact index for the search tool's description
 	schemas []atomic.Pointer[json.RawMessage] // each tool's parameter schema, once asked
 	scratch sync.Pool                         // *searchScratch sized for tools, clean
@@ -376,6 +379,7 @@ func buildIndex(tools []mcs.Tool) *searchIndex {
 		postings: map[string][]posting{},
 		cover:    map[string][]posting{},
 		idf:      map[string]float32{},
+		actions:  map[string]bool{},
 		schemas:  make([]atomic.Pointer[json.RawMessage], len(tools)),
 	}
 	n := len(tools)
@@ -421,6 +425,9 @@ func buildIndex(tools []mcs.Tool) *searchIndex {
 		}
 		nameTerms(t.Name, add(weightName, primary), ownWord)
 		title := cutText(t.Title)
+		if first := firstTerm(title); first != "" {
+			x.actions[first] = true
+		}
 		terms(title, add(weightTitle, primary))
 		ownTerms(title, ownWord)
 		if verb, method := derivedVerb(t.Name, t.Parameters); verb != "" {
@@ -505,6 +512,18 @@ func (x *searchIndex) search(query string, k int) []int {
 	sc.query = queryTerms(cutText(query), sc.query)
 	if len(sc.query) == 0 {
 		return nil
+	}
+	// A request that starts with a thing the tools know rather than an action
+	// ("comment on an issue", "fork a repository") asks to make one.
+	if len(x.actions) > 0 && sc.query[0].w == 1 && !x.actions[sc.query[0].term] && x.actions[create] &&
+		len(x.postings[sc.query[0].term]) > 0 {
+		i := 1
+		for i < len(sc.query) && sc.query[i].group == 0 {
+			i++
+		}
+		if !slices.ContainsFunc(sc.query, func(q queryTerm) bool { return q.term == create }) {
+			sc.query = slices.Insert(sc.query, i, queryTerm{term: create, w: impliedCreate})
+		}
 	}
 	groups := int(sc.query[len(sc.query)-1].group) + 1
 	scores, cover, matched, last := sc.scores, sc.cover, sc.matched, sc.last
@@ -874,7 +893,23 @@ func queryTerms(query string, buf []queryTerm) []queryTerm {
 	return buf
 }
 
+// firstTerm is the first index term of s, "" for none.
+func firstTerm(s string) string {
+	first := ""
+	eachTerm(s, func(t string, _ bool) {
+		if first == "" {
+			first = t
+		}
+	})
+	return first
+}
+
+// impliedCreate is the weight of the create a request that starts with a
+// thing implies.
+const impliedCreate = 0.5
+
 var (
+	create        = term("create")
 	signIn        = map[string]bool{"signed": true, "logged": true, "sign": true, "log": true}
 	authenticated = term("authenticated")
 	user          = term("user")
