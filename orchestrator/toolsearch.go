@@ -42,8 +42,9 @@ const SearchTool = "tools__search"
 // PostCustomers creates, PostCustomersCustomer (ending in a required parameter)
 // updates, GetCustomers lists. Queries get alternatives for the words of requests
 // (open and add also look for create; "signed-in", "current" and "who am I" for
-// authenticated), and one that starts with a thing the tools know rather than
-// with the first word of a title ("comment on an issue") also looks for create.
+// authenticated), and one that starts with a word of titles that starts none
+// of them, a thing rather than an action ("comment on an issue"), also looks for
+// create.
 // On GitHub's and Stripe's own descriptions, 102 phrasings have
 // their answer in the top 5 (see BenchmarkToolSearchRecallReal). The
 // index is built once per inner listing and kept until that listing changes; a search
@@ -265,6 +266,7 @@ type searchIndex struct {
 	cover   map[string][]posting
 	idf     map[string]float32
 	actions map[string]bool                   // the terms that name what tools do: the first of each title
+	things  map[string]bool                   // the other terms of titles
 	groups  string                            // the compact index for the search tool's description
 	schemas []atomic.Pointer[json.RawMessage] // each tool's parameter schema, once asked
 	scratch sync.Pool                         // *searchScratch sized for tools, clean
@@ -380,6 +382,7 @@ func buildIndex(tools []mcs.Tool) *searchIndex {
 		cover:    map[string][]posting{},
 		idf:      map[string]float32{},
 		actions:  map[string]bool{},
+		things:   map[string]bool{},
 		schemas:  make([]atomic.Pointer[json.RawMessage], len(tools)),
 	}
 	n := len(tools)
@@ -425,10 +428,16 @@ func buildIndex(tools []mcs.Tool) *searchIndex {
 		}
 		nameTerms(t.Name, add(weightName, primary), ownWord)
 		title := cutText(t.Title)
-		if first := firstTerm(title); first != "" {
-			x.actions[first] = true
-		}
-		terms(title, add(weightTitle, primary))
+		n := 0
+		terms(title, func(term string) {
+			if n == 0 {
+				x.actions[term] = true
+			} else {
+				x.things[term] = true
+			}
+			n++
+			add(weightTitle, primary)(term)
+		})
 		ownTerms(title, ownWord)
 		if verb, method := derivedVerb(t.Name, t.Parameters); verb != "" {
 			// PostCustomers creates: the verb stands in the method's place, as
@@ -513,10 +522,10 @@ func (x *searchIndex) search(query string, k int) []int {
 	if len(sc.query) == 0 {
 		return nil
 	}
-	// A request that starts with a thing the tools know rather than an action
-	// ("comment on an issue", "fork a repository") asks to make one.
+	// A request that starts with a thing the titles name, and never as their
+	// action ("comment on an issue", "fork a repository"), asks to make one.
 	if len(x.actions) > 0 && sc.query[0].w == 1 && !x.actions[sc.query[0].term] && x.actions[create] &&
-		len(x.postings[sc.query[0].term]) > 0 {
+		x.things[sc.query[0].term] {
 		i := 1
 		for i < len(sc.query) && sc.query[i].group == 0 {
 			i++
@@ -891,17 +900,6 @@ func queryTerms(query string, buf []queryTerm) []queryTerm {
 		add(term(w))
 	}
 	return buf
-}
-
-// firstTerm is the first index term of s, "" for none.
-func firstTerm(s string) string {
-	first := ""
-	eachTerm(s, func(t string, _ bool) {
-		if first == "" {
-			first = t
-		}
-	})
-	return first
 }
 
 // impliedCreate is the weight of the create a request that starts with a
