@@ -32,8 +32,21 @@ const SearchTool = "tools__search"
 //
 // Ranking is BM25 over each tool's name (split at "_", "-", "__" and camelCase),
 // title, description, parameter names and parameter descriptions, with field weights
-// (name highest), light stemming (issues → issue, closed → close) and a few verb
-// synonyms (remove → delete, show → get, edit → update, my → authenticated). The
+// (name highest), light stemming (issues → issue, closed → close, assignees →
+// assign, re-run → rerun) and a few verb synonyms (remove → delete, show → get, edit
+// → update, my → authenticated), times the share of the query's words a tool
+// matches, times one plus the share of the tool's own words (its name and title;
+// those after "for", "in", "of"... count a quarter) that the query has: "list pull
+// requests" is all of pulls_list and a part of pulls_list-requested-reviewers. A
+// name made of an HTTP method and a path, as Stripe's are, also says its action:
+// PostCustomers creates, PostCustomersCustomer (ending in a required parameter)
+// updates, GetCustomers lists. Queries get alternatives for the words of requests
+// (open and add also look for create; "signed-in", "current" and "who am I" for
+// authenticated), and one that starts with a word of titles that starts none
+// of them, a thing rather than an action ("comment on an issue"), also looks for
+// create.
+// On GitHub's and Stripe's own descriptions, 102 phrasings have
+// their answer in the top 5 (see BenchmarkToolSearchRecallReal). The
 // index is built once per inner listing and kept until that listing changes; a search
 // over 1,223 tools takes well under 200 µs (see BenchmarkToolSearch).
 //
@@ -247,20 +260,48 @@ type searchIndex struct {
 	tools    []mcs.Tool
 	byName   map[string]int
 	postings map[string][]posting // term -> documents, in document order
-	idf      map[string]float32
-	groups   string                            // the compact index for the search tool's description
-	schemas  []atomic.Pointer[json.RawMessage] // each tool's parameter schema, once asked
-	scores   sync.Pool                         // *[]float32 of len(tools), zeroed
-	matched  sync.Pool                         // *[]uint8 of len(tools), zeroed
+	// cover has, for each term of a tool's name or title, the share of that
+	// tool's own words it stands for (the words before a "for", "in", "of"...
+	// count twice those after), in document order.
+	cover   map[string][]posting
+	idf     map[string]float32
+	actions map[string]bool                   // the terms that name what tools do: the first of each title
+	things  map[string]bool                   // the other terms of titles
+	groups  string                            // the compact index for the search tool's description
+	schemas []atomic.Pointer[json.RawMessage] // each tool's parameter schema, once asked
+	scratch sync.Pool                         // *searchScratch sized for tools, clean
 }
 
-// matchPool returns a zeroed counter per tool; the caller zeroes what it used and
-// puts it back.
-func (x *searchIndex) matchPool(n int) []uint8 {
-	if p, ok := x.matched.Get().(*[]uint8); ok {
-		return *p
+// searchScratch is the per-search state, cleaned after each search for the
+// next one: per tool its score, its coverage, how many query words it matched
+// and the last word group that matched it (0 for none: the tools touched).
+type searchScratch struct {
+	scores, cover []float32
+	matched, last []uint8
+	touched       []int32
+	query         []queryTerm
+	top           []int32
+}
+
+func (x *searchIndex) getScratch() *searchScratch {
+	if sc, ok := x.scratch.Get().(*searchScratch); ok {
+		return sc
 	}
-	return make([]uint8, n)
+	n := len(x.tools)
+	return &searchScratch{
+		scores: make([]float32, n), cover: make([]float32, n),
+		matched: make([]uint8, n), last: make([]uint8, n),
+		touched: make([]int32, 0, 256), query: make([]queryTerm, 0, maxQueryTerms), top: make([]int32, 0, 16),
+	}
+}
+
+// putScratch cleans what the search touched and keeps sc for the next one.
+func (x *searchIndex) putScratch(sc *searchScratch) {
+	for _, d := range sc.touched {
+		sc.scores[d], sc.cover[d], sc.matched[d], sc.last[d] = 0, 0, 0, 0
+	}
+	sc.touched, sc.query, sc.top = sc.touched[:0], sc.query[:0], sc.top[:0]
+	x.scratch.Put(sc)
 }
 
 // schema returns the JSON parameter schema of tool i, computing it once.
@@ -299,8 +340,17 @@ const (
 	// is indexed, and of a query; long descriptions are mostly notes and
 	// examples.
 	maxIndexedDesc = 600
-	// maxQueryTerms bounds the distinct words of a query that count.
+	// maxQueryTerms bounds the distinct words of a query that count, with
+	// their alternatives.
 	maxQueryTerms = 32
+
+	// coverBoost is what a query that has all of a tool's own words adds to
+	// its score, as a share of it.
+	coverBoost = 1.0
+	// qualifierWeight is the part of a tool's own word that qualifies its
+	// object ("for the authenticated user"), where one that names the action or
+	// the object is 1.
+	qualifierWeight = 0.25
 )
 
 // same reports whether tools is the listing the index was built from: the same
@@ -329,11 +379,13 @@ func buildIndex(tools []mcs.Tool) *searchIndex {
 		tools:    slices.Clone(tools),
 		byName:   make(map[string]int, len(tools)),
 		postings: map[string][]posting{},
+		cover:    map[string][]posting{},
 		idf:      map[string]float32{},
+		actions:  map[string]bool{},
+		things:   map[string]bool{},
 		schemas:  make([]atomic.Pointer[json.RawMessage], len(tools)),
 	}
 	n := len(tools)
-	x.scores.New = func() any { s := make([]float32, n); return &s }
 	tfs := make([]map[string]float32, len(tools))
 	lens := make([]float32, len(tools))
 	// Document frequencies count the documents whose name or title has the term,
@@ -359,8 +411,44 @@ func buildIndex(tools []mcs.Tool) *searchIndex {
 				}
 			}
 		}
-		terms(t.Name, add(weightName, primary))
-		terms(cutText(t.Title), add(weightTitle, primary))
+		// The tool's own words: its name and title, each word worth one part
+		// of the whole (words that qualify the object, after "for", "in"...,
+		// half a part), for the coverage of a query.
+		own := map[string]float32{}
+		var ownTotal float32
+		ownWord := func(term string, qualifier bool) {
+			w := float32(1)
+			if qualifier {
+				w = qualifierWeight
+			}
+			if old, ok := own[term]; !ok || old < w {
+				ownTotal += w - old
+				own[term] = w
+			}
+		}
+		nameTerms(t.Name, add(weightName, primary), ownWord)
+		title := cutText(t.Title)
+		n := 0
+		terms(title, func(term string) {
+			if n == 0 {
+				x.actions[term] = true
+			} else {
+				x.things[term] = true
+			}
+			n++
+			add(weightTitle, primary)(term)
+		})
+		ownTerms(title, ownWord)
+		if verb, method := derivedVerb(t.Name, t.Parameters); verb != "" {
+			// PostCustomers creates: the verb stands in the method's place, as
+			// part of the name and of the tool's own words, not as one more.
+			add(weightName, primary)(verb)
+			if w, ok := own[method]; ok {
+				if old := own[verb]; old < w {
+					own[verb] = w
+				}
+			}
+		}
 		if t.Description != t.Title {
 			terms(cutText(t.Description), add(weightDesc, inDesc))
 		}
@@ -373,6 +461,9 @@ func buildIndex(tools []mcs.Tool) *searchIndex {
 		}
 		for term := range inDesc {
 			descDF[term]++
+		}
+		for term, w := range own {
+			x.cover[term] = append(x.cover[term], posting{doc: int32(i), w: w / ownTotal})
 		}
 		tfs[i], lens[i] = tf, dl
 		total += float64(dl)
@@ -414,54 +505,66 @@ func cutText(s string) string {
 
 // search returns the documents of the best matches for query, at most k, best first;
 // equal scores keep listing order.
+//
+// A tool's score is its BM25 score over the query's words, times the share of
+// the query's words it matches (coordination), times one plus the share of the
+// tool's own words (name and title) that the query has (coverage): "list pull
+// requests" is all of "List pull requests" and a part of "List requested
+// reviewers for a pull request".
 func (x *searchIndex) search(query string, k int) []int {
-	// A query is a few words: a hostile one is cut, not scanned whole.
-	query = cutText(query)
-	var qterms []string
-	terms(query, func(t string) {
-		if len(qterms) < maxQueryTerms && !slices.Contains(qterms, t) {
-			qterms = append(qterms, t)
-		}
-	})
-	if len(qterms) == 0 || len(x.tools) == 0 {
+	if len(x.tools) == 0 {
 		return nil
 	}
-	sp := x.scores.Get().(*[]float32)
-	scores := *sp
-	touched := make([]int32, 0, 256)
-	defer func() {
-		for _, d := range touched {
-			scores[d] = 0
+	sc := x.getScratch()
+	defer x.putScratch(sc)
+	// A query is a few words: a hostile one is cut, not scanned whole.
+	sc.query = queryTerms(cutText(query), sc.query)
+	if len(sc.query) == 0 {
+		return nil
+	}
+	// A request that starts with a thing the titles name, and never as their
+	// action ("comment on an issue", "fork a repository"), asks to make one.
+	if len(x.actions) > 0 && sc.query[0].w == 1 && !x.actions[sc.query[0].term] && x.actions[create] &&
+		x.things[sc.query[0].term] {
+		i := 1
+		for i < len(sc.query) && sc.query[i].group == 0 {
+			i++
 		}
-		x.scores.Put(sp)
-	}()
-	matched := x.matchPool(len(x.tools))
-	for _, t := range qterms {
-		idf := x.idf[t]
-		for _, p := range x.postings[t] {
-			if scores[p.doc] == 0 {
-				touched = append(touched, p.doc)
+		if !slices.ContainsFunc(sc.query, func(q queryTerm) bool { return q.term == create }) {
+			sc.query = slices.Insert(sc.query, i, queryTerm{term: create, w: impliedCreate})
+		}
+	}
+	groups := int(sc.query[len(sc.query)-1].group) + 1
+	scores, cover, matched, last := sc.scores, sc.cover, sc.matched, sc.last
+	for _, q := range sc.query {
+		idf := x.idf[q.term] * q.w
+		g := q.group + 1
+		for _, p := range x.postings[q.term] {
+			if last[p.doc] == 0 {
+				sc.touched = append(sc.touched, p.doc)
+			}
+			if last[p.doc] != g { // the query's terms come group by group
+				matched[p.doc]++
+				last[p.doc] = g
 			}
 			scores[p.doc] += idf * p.w
-			matched[p.doc]++
+		}
+		for _, p := range x.cover[q.term] {
+			cover[p.doc] += p.w * q.w
 		}
 	}
-	// Coordination: a tool that matches more of the query's words ranks above one
-	// that matches fewer words more often.
-	for _, d := range touched {
-		scores[d] *= float32(matched[d]) / float32(len(qterms))
-		matched[d] = 0
+	for _, d := range sc.touched {
+		scores[d] *= float32(matched[d]) / float32(groups) * (1 + coverBoost*min(cover[d], 1))
 	}
-	x.matched.Put(&matched)
 	// A small insertion-sorted top k.
-	top := make([]int32, 0, k+1)
+	top := sc.top
 	better := func(a, b int32) bool {
 		if scores[a] != scores[b] {
 			return scores[a] > scores[b]
 		}
 		return a < b
 	}
-	for _, d := range touched {
+	for _, d := range sc.touched {
 		if len(top) == k && !better(d, top[k-1]) {
 			continue
 		}
@@ -471,6 +574,7 @@ func (x *searchIndex) search(query string, k int) []int {
 			top = top[:k]
 		}
 	}
+	sc.top = top
 	out := make([]int, len(top))
 	for i, d := range top {
 		out[i] = int(d)
@@ -639,19 +743,189 @@ func splitWords(s string, emit func(string)) {
 // terms emits the index terms of s: its words, lower case, stop words dropped,
 // synonyms mapped and stemmed.
 func terms(s string, emit func(string)) {
+	eachTerm(s, func(t string, _ bool) { emit(t) })
+}
+
+// eachTerm emits the index terms of s, as terms does, each with whether a
+// preposition came before it ("Create a repository for the authenticated
+// user": authenticated and user qualify the object). A lone "re" joins the next
+// word ("re-run" and "rerun" meet).
+func eachTerm(s string, emit func(term string, qualifier bool)) {
+	qualifier, re := false, false
 	splitWords(s, func(w string) {
 		w = strings.ToLower(w)
-		if stopWords[w] {
+		if w == "re" {
+			re = true
 			return
 		}
-		if c, ok := synonyms[w]; ok {
-			w = c
+		if re {
+			w, re = "re"+w, false
 		}
-		if w = stem(w); w != "" {
-			emit(w)
+		if prepositions[w] {
+			qualifier = true
+		}
+		if t := term(w); t != "" {
+			emit(t, qualifier)
 		}
 	})
 }
+
+// term is the index term of one lower-case word, "" for a stop word.
+func term(w string) string {
+	if stopWords[w] {
+		return ""
+	}
+	if c, ok := synonyms[w]; ok {
+		w = c
+	}
+	return stem(w)
+}
+
+// prepositions start the words that qualify an operation's object.
+var prepositions = map[string]bool{
+	"for": true, "in": true, "of": true, "on": true, "to": true, "with": true, "from": true, "by": true,
+	"at": true, "into": true, "across": true, "within": true, "via": true, "using": true,
+}
+
+// nameTerms emits the terms of a tool's name to emit and, with whether they
+// qualify the object ("list-for-repo"), to own.
+func nameTerms(name string, emit func(string), own func(string, bool)) {
+	eachTerm(name, func(t string, q bool) {
+		emit(t)
+		own(t, q)
+	})
+}
+
+// ownTerms emits the terms of a title to own, with whether they qualify the
+// object.
+func ownTerms(title string, own func(string, bool)) { eachTerm(title, own) }
+
+// httpMethods are the first words of names made of the method and the path
+// (PostCustomers, get_users_id).
+var httpMethods = map[string]bool{"get": true, "post": true, "put": true, "patch": true, "delete": true}
+
+// derivedVerb returns, for a name made of an HTTP method and a path such as
+// Stripe's, the term of the action it stands for and the term of the method:
+// a write to an item (PostCustomersCustomer, whose last words are a required
+// parameter) updates, a post to a collection (PostCustomers, ending in a
+// plural) creates and a get of one lists. Other names give "".
+func derivedVerb(name string, params []mcs.Parameter) (verb, method string) {
+	var words []string
+	splitWords(name, func(w string) { words = append(words, strings.ToLower(w)) })
+	if len(words) < 2 || !httpMethods[words[0]] {
+		return "", ""
+	}
+	m, last := words[0], words[len(words)-1]
+	item := false
+	for _, p := range params {
+		if !p.Required {
+			continue
+		}
+		var pw []string
+		splitWords(p.Name, func(w string) { pw = append(pw, strings.ToLower(w)) })
+		if len(pw) > 0 && len(pw) < len(words) && slices.Equal(words[len(words)-len(pw):], pw) {
+			item = true
+			break
+		}
+	}
+	plural := len(last) > 3 && strings.HasSuffix(last, "s") && !strings.HasSuffix(last, "ss") &&
+		!strings.HasSuffix(last, "us") && !strings.HasSuffix(last, "is")
+	switch {
+	case item && m != "get" && m != "delete":
+		verb = "update"
+	case !item && plural && m == "post":
+		verb = "create"
+	case !item && plural && m == "get":
+		verb = "list"
+	default:
+		return "", ""
+	}
+	return term(verb), term(m)
+}
+
+// queryTerm is one term of a query: a word's term (w 1) or an alternative of
+// it (w below 1), in the group of that word.
+type queryTerm struct {
+	term  string
+	w     float32
+	group uint8
+}
+
+// queryTerms appends the terms of query to buf, group by group: each word's
+// term and its alternatives (open: create), phrases of requests mapped to the
+// words of APIs ("signed-in", "who am I": authenticated), repeated terms once,
+// at most maxQueryTerms groups.
+func queryTerms(query string, buf []queryTerm) []queryTerm {
+	var words [2 * maxQueryTerms]string
+	n := 0
+	splitWords(query, func(w string) {
+		if n < len(words) {
+			words[n] = strings.ToLower(w)
+			n++
+		}
+	})
+	group := -1
+	has := func(t string) bool {
+		return slices.ContainsFunc(buf, func(q queryTerm) bool { return q.term == t })
+	}
+	add := func(t string) {
+		if t == "" || has(t) || group+1 >= maxQueryTerms {
+			return
+		}
+		group++
+		buf = append(buf, queryTerm{term: t, w: 1, group: uint8(group)})
+		for _, a := range queryAlternatives[t] {
+			if !has(a.term) {
+				buf = append(buf, queryTerm{term: a.term, w: a.w, group: uint8(group)})
+			}
+		}
+	}
+	ws := words[:n]
+	for i := 0; i < len(ws); i++ {
+		w := ws[i]
+		switch {
+		case signIn[w] && i+1 < len(ws) && ws[i+1] == "in":
+			add(authenticated)
+			i++
+			continue
+		case w == "whoami", w == "who" && i+2 < len(ws) && ws[i+1] == "am" && ws[i+2] == "i":
+			add(authenticated)
+			add(user)
+			i += 2
+			continue
+		case w == "re" && i+1 < len(ws):
+			w = "re" + ws[i+1]
+			i++
+		}
+		add(term(w))
+	}
+	return buf
+}
+
+// impliedCreate is the weight of the create a request that starts with a
+// thing implies.
+const impliedCreate = 0.5
+
+var (
+	create        = term("create")
+	signIn        = map[string]bool{"signed": true, "logged": true, "sign": true, "log": true}
+	authenticated = term("authenticated")
+	user          = term("user")
+)
+
+// queryAlternatives are terms a query's term also looks for, with their weight:
+// people open a pull request and add a webhook that APIs create.
+var queryAlternatives = func() map[string][]queryTerm {
+	m := map[string][]queryTerm{}
+	for _, a := range [][3]string{
+		{"open", "create", "0.8"}, {"add", "create", "0.6"}, {"current", "authenticated", "0.8"},
+		{"close", "update", "0.5"}, {"cancel", "delete", "0.5"},
+	} {
+		w, _ := strconv.ParseFloat(a[2], 32)
+		m[term(a[0])] = append(m[term(a[0])], queryTerm{term: term(a[1]), w: float32(w)})
+	}
+	return m
+}()
 
 var stopWords = map[string]bool{
 	"a": true, "an": true, "the": true, "of": true, "for": true, "to": true, "in": true, "on": true,
@@ -692,6 +966,9 @@ func stem(w string) string {
 		w = w[:len(w)-2]
 	case len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is"):
 		w = w[:len(w)-1]
+	}
+	if len(w) > 6 && strings.HasSuffix(w, "ee") {
+		w = w[:len(w)-2] // assignees -> assign
 	}
 	if len(w) > 6 && strings.HasSuffix(w, "er") {
 		w = w[:len(w)-2] // reviewers -> review, followers -> follow

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/mcs-go/mcs"
+	"github.com/mcs-go/mcs/internal/redact"
 	"github.com/mcs-go/mcs/middleware/auth"
 )
 
@@ -269,7 +270,7 @@ func (r redactor) apply(s string) string {
 	if r.r == nil {
 		return s
 	}
-	return r.r.Replace(s)
+	return redact.ReplaceEscaped(r.r.Replace(s), r.secrets)
 }
 
 // cut returns the length of the prefix of s to redact when only its first n

@@ -27,9 +27,9 @@ func Example() {
 	// search "close an issue" found:
 	//   github__issues_update: [github] Issue owners and users with push access or Triage role can edit an issue.
 	//   github__pulls_update: [github] Update a pull request.
-	//   github__issues_list-labels-on-issue: [github] List labels for an issue.
-	//   github__issues_get: [github] Get an issue.
-	//   github__issues_unlock: [github] Unlock an issue.
+	//   github__issues_set-labels: [github] Set labels for an issue.
+	//   github__issues_update-comment: [github] Update an issue comment.
+	//   github__issues_update-label: [github] Update a label.
 	// call github__issues_update: {"received":"PATCH /repos/octo/hello/issues/7 {\"state\":\"closed\",\"state_reason\":\"completed\"}"}
 	// search "create a customer": first stripe__PostCustomers
 	// call stripe__PostCustomers: {"received":"POST /stripe/v1/customers address%5Bcity%5D=Berlin\u0026email=ada%40example.com\u0026expand%5B%5D=tax\u0026metadata%5Border%5D=42"}

@@ -32,3 +32,25 @@ func BenchmarkTextPairs(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkTextKnown scrubs an upstream error of about 1 KiB that echoes the
+// request, with the call's two secret arguments known (as the hooks audit
+// does for a failed call): once in their plain spelling, once in base64 and
+// JSON escapes, and once not echoed.
+func BenchmarkTextKnown(b *testing.B) {
+	r := New(nil, DefaultMaxValueLen)
+	_, known := r.Args(map[string]any{"api_key": "sk-live-0123456789", "password": "hunter2-hunter2"})
+	for _, c := range []struct{ name, echo string }{
+		{"plain", "sk-live-0123456789"},
+		{"encoded", "c2stbGl2ZS0wMTIzNDU2Nzg5 and \\u0073k-live-0123456789"},
+		{"none", "nothing of the request"},
+	} {
+		s := "upstream: 400 Bad Request: " + strings.Repeat(`{"field":"name","reason":"invalid"},`, 28) + c.echo
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				r.Text(s, known)
+			}
+		})
+	}
+}
