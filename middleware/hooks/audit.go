@@ -44,10 +44,11 @@ const DefaultMaxValueLen = redact.DefaultMaxValueLen
 // DefaultRedactKeys returns the key fragments whose arguments audit trails redact
 // unless [WithRedactKeys] says otherwise: password, passwd, pwd, pass, secret,
 // token, api_key, apikey, api.key, access_key, auth (so authorization and
-// x-auth-token), bearer, jwt, cookie, session_id, sessionid, credential, private_key
-// and signature. Fragments match anywhere in a key, so some harmless keys are
-// redacted too ("author", "compass"): a record that says too little is the safer
-// mistake. The slice is a new copy on every call.
+// x-auth-token), bearer, jwt, cookie, session_id, sessionid, credential,
+// private_key, signature, subscription_key (Azure's Ocp-Apim-Subscription-Key) and
+// ^key$ (a key named "key" alone, as in ?key=). A fragment matches anywhere in a key
+// unless it is anchored with ^ or $, so some harmless keys are redacted too
+// ("author", "compass"): a record that says too little is the safer mistake. The slice is a new copy on every call.
 func DefaultRedactKeys() []string { return redact.DefaultKeys() }
 
 // AuditOption configures [SlogAudit] and [OpenAuditFile].
@@ -55,7 +56,8 @@ type AuditOption func(*auditConfig)
 
 // WithRedactKeys replaces the key fragments whose arguments are redacted. A key is
 // redacted, at any depth of the arguments, when its normalised form (lower case,
-// without "_", "-", "." and spaces) contains a normalised fragment: "token" covers
+// without "_", "-", "." and spaces) contains a normalised fragment (a fragment
+// anchored with ^ or $ must start or end the key): "token" covers
 // "access_token" and "X-Refresh-Token", "api_key" covers "apiKey" and "api.key".
 // The same names are recognised inside string values and errors ("Authorization:
 // Bearer x", "?token=x", "API_KEY=x", "\"password\":\"x\"") and in name/value pair

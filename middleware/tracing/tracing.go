@@ -135,8 +135,9 @@ func WithContentLimit(n int) Option { return func(m *Middleware) { m.limit = n }
 // WithRedactKeys replaces the key fragments whose values WithContent redacts (the
 // defaults are those of the hooks audit: password, pwd, pass, secret, token,
 // api_key, access_key, auth, bearer, jwt, cookie, session_id, credential,
-// private_key, signature, ...). A key is redacted when its lower-case form,
-// without "_", "-", "." and spaces, contains a fragment; the same names are
+// private_key, signature, subscription_key, ^key$, ...). A key is redacted when its
+// lower-case form, without "_", "-", "." and spaces, contains a fragment (one
+// anchored with ^ or $ must start or end it); the same names are
 // recognised in name/value pair lists and inside strings ("Authorization: Bearer
 // x", "?token=x").
 func WithRedactKeys(keys ...string) Option {
