@@ -385,3 +385,59 @@ func TestAttackDeniedToolListedOverMCP(t *testing.T) {
 		t.Errorf("calls (-want +got):\n%s", diff)
 	}
 }
+
+// TestAttackHiddenToolTakenOverByAnother: under Flat, a tool the first driver
+// hides is still that driver's: a call of it gets its denial, and another
+// driver's tool of the same name neither runs nor is offered in its place.
+func TestAttackHiddenToolTakenOverByAnother(t *testing.T) {
+	guarded := mcs.NewBaseDriver(&fakeDriver{id: "files"}, mcs.WithMiddleware(permission.New(nil,
+		permission.WithRules(permission.Deny("delete_*"), permission.Allow("*")))))
+	other := &fakeDriver{id: "other"}
+	o := orchestrator.New(orchestrator.Flat())
+	if err := o.AddDriver("files", guarded); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.AddDriver("other", other); err != nil {
+		t.Fatal(err)
+	}
+	if names := toolNames(t, o); slices.Contains(names, "delete_file") {
+		t.Errorf("delete_file is offered: %v", names)
+	}
+	if got := decide(t, o, "delete_file"); got != "denied" {
+		t.Errorf("delete_file = %s, want the first driver's denial", got)
+	}
+	if len(other.Calls()) != 0 {
+		t.Errorf("the other driver ran %v", other.Calls())
+	}
+}
+
+// TestHiddenThroughNestedOrchestrators: a tool a driver hides two orchestrators
+// down is not offered at the top, and a call of it there is still denied.
+func TestHiddenThroughNestedOrchestrators(t *testing.T) {
+	d2 := &fakeDriver{id: "d2"}
+	inner := orchestrator.New(orchestrator.Pipeline(orchestrator.Namespacing()))
+	if err := inner.AddDriver("d2", mcs.NewBaseDriver(d2, mcs.WithMiddleware(permission.New(nil,
+		permission.WithRules(permission.Deny("d2:delete_*"), permission.Allow("*")))))); err != nil {
+		t.Fatal(err)
+	}
+	if err := inner.AddDriver("other", &fakeDriver{}); err != nil {
+		t.Fatal(err)
+	}
+	outer := orchestrator.New(orchestrator.Pipeline(orchestrator.Namespacing()))
+	if err := outer.AddDriver("in", inner); err != nil {
+		t.Fatal(err)
+	}
+	if err := outer.AddDriver("files", &fakeDriver{}); err != nil {
+		t.Fatal(err)
+	}
+	names := toolNames(t, outer)
+	if slices.Contains(names, "in__d2__delete_file") || !slices.Contains(names, "in__other__delete_file") || !slices.Contains(names, "in__d2__read_file") {
+		t.Errorf("listing: %v", names)
+	}
+	if got := decide(t, outer, "in__d2__delete_file"); got != "denied" {
+		t.Errorf("in__d2__delete_file = %s, want denied", got)
+	}
+	if len(d2.Calls()) != 0 {
+		t.Errorf("d2 ran %v", d2.Calls())
+	}
+}
