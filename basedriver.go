@@ -81,8 +81,20 @@ type BaseDriver struct {
 }
 
 type chainState struct {
-	mw   []ToolMiddleware
-	call CallNext
+	mw     []ToolMiddleware
+	call   CallNext
+	hiders []ToolHider // the middleware of mw that implement ToolHider
+}
+
+// newChain returns the chain of mw around terminal.
+func newChain(terminal CallNext, mw []ToolMiddleware) *chainState {
+	c := &chainState{mw: mw, call: Chain(terminal, mw...)}
+	for _, m := range mw {
+		if h, ok := m.(ToolHider); ok {
+			c.hiders = append(c.hiders, h)
+		}
+	}
+	return c
 }
 
 var (
@@ -121,7 +133,7 @@ func NewBaseDriver(td ToolDriver, opts ...Option) *BaseDriver {
 	}
 	b.terminal = td.ExecuteTool
 	mw := append([]ToolMiddleware(nil), b.opts.Middleware...)
-	b.chain.Store(&chainState{mw: mw, call: Chain(b.terminal, mw...)})
+	b.chain.Store(newChain(b.terminal, mw))
 	return b
 }
 
@@ -211,12 +223,99 @@ func (b *BaseDriver) AddMiddleware(mw ...ToolMiddleware) {
 			list = append(list, m)
 		}
 	}
-	b.chain.Store(&chainState{mw: list, call: Chain(b.terminal, list...)})
+	b.chain.Store(newChain(b.terminal, list))
 }
 
-// ListTools returns the tool driver's tools.
+// ListTools returns the tool driver's tools without those BaseDriver hides (see
+// [BaseDriver.HidesTool]); under a context from [ContextWithHiddenTools], all of
+// them.
 func (b *BaseDriver) ListTools(ctx context.Context) ([]Tool, error) {
-	return b.td.ListTools(ctx)
+	tools, err := b.td.ListTools(ctx)
+	if err != nil || listsHidden(ctx) {
+		return tools, err
+	}
+	return b.visible(ctx, tools), nil
+}
+
+var _ ToolHider = (*BaseDriver)(nil)
+
+// HidesTool reports whether ListTools leaves the tool of info out: a middleware
+// of the chain hides it (see [ToolHider]), or the tool driver does, when it is a
+// ToolHider itself (an orchestrator asks its drivers so). info.Tool is the tool's
+// definition as listed, and info.Label the label the driver is registered under;
+// Driver and Route are set to this driver's own. A call of a hidden tool still runs
+// through the chain. Safe for concurrent use.
+func (b *BaseDriver) HidesTool(ctx context.Context, info CallInfo) bool {
+	info.Driver, info.Route, info.CallID = b.sharedMeta(), b.route(ctx, info.Tool.Name), ""
+	return b.hides(ctx, b.chain.Load().hiders, info)
+}
+
+// hides reports whether a middleware of hiders or the tool driver hides the tool
+// of info.
+func (b *BaseDriver) hides(ctx context.Context, hiders []ToolHider, info CallInfo) bool {
+	if hidden(ctx, hiders, info) {
+		return true
+	}
+	if h, ok := b.td.(ToolHider); ok {
+		return hidden(ctx, []ToolHider{h}, info)
+	}
+	return false
+}
+
+// visible returns tools without those b hides; tools itself, which may be the tool
+// driver's own slice, is never modified.
+func (b *BaseDriver) visible(ctx context.Context, tools []Tool) []Tool {
+	hiders := b.chain.Load().hiders
+	if _, ok := b.td.(ToolHider); (len(hiders) == 0 && !ok) || len(tools) == 0 {
+		return tools
+	}
+	outer, _ := CallInfoFromContext(ctx)
+	info := CallInfo{Driver: b.sharedMeta(), Label: outer.Label}
+	var out []Tool // nil until a tool is hidden
+	for i := range tools {
+		info.Tool, info.Route = tools[i], b.route(ctx, tools[i].Name)
+		if !b.hides(ctx, hiders, info) {
+			if out != nil {
+				out = append(out, tools[i])
+			}
+			continue
+		}
+		if out == nil {
+			out = make([]Tool, i, len(tools)-1)
+			copy(out, tools[:i])
+		}
+	}
+	if out == nil {
+		return tools
+	}
+	return out
+}
+
+// hidden reports whether one of hiders hides the tool of info; a panic counts as
+// not hidden (a call still meets the middleware).
+func hidden(ctx context.Context, hiders []ToolHider, info CallInfo) (hide bool) {
+	defer func() {
+		if recover() != nil {
+			hide = false
+		}
+	}()
+	for _, h := range hiders {
+		if h.HidesTool(ctx, info) {
+			return true
+		}
+	}
+	return false
+}
+
+// route returns where the tool driver passes a call of name on, when it is a
+// ToolRouter that can tell.
+func (b *BaseDriver) route(ctx context.Context, name string) ToolRoute {
+	if r, ok := b.td.(ToolRouter); ok {
+		if route, ok := r.RouteTool(ctx, name); ok {
+			return route
+		}
+	}
+	return ToolRoute{}
 }
 
 // ExecuteTool runs the named tool through the middleware chain and the tool driver.
@@ -225,8 +324,9 @@ func (b *BaseDriver) ListTools(ctx context.Context) ([]Tool, error) {
 // args is passed on as an empty map. A panic in a middleware or the tool is returned
 // as a *PanicError.
 //
-// Before the chain runs, ctx gains a [CallInfo] with this driver's Meta and the
-// tool's definition; Label and CallID are kept from a CallInfo already in ctx.
+// Before the chain runs, ctx gains a [CallInfo] with this driver's Meta, the tool's
+// definition and, for a [ToolRouter], the route; Label and CallID are kept from a
+// CallInfo already in ctx.
 func (b *BaseDriver) ExecuteTool(ctx context.Context, name string, args map[string]any) (result any, err error) {
 	defer func() {
 		if v := recover(); v != nil {
@@ -247,6 +347,7 @@ func (b *BaseDriver) execute(ctx context.Context, info CallInfo, name string, ar
 	}
 	info.Driver = b.sharedMeta()
 	info.Tool = lookupTool(ctx, b.td, name)
+	info.Route = b.route(ctx, name)
 	if slot == nil {
 		slot = new(callInfoCtx)
 	}
@@ -266,7 +367,8 @@ func (b *BaseDriver) safeExecute(ctx context.Context, callID, name string, args 
 	return b.execute(ctx, info, name, args, slot)
 }
 
-// FunctionDescription returns the tools rendered by the prompt codec, or the text set
+// FunctionDescription returns the tools (those ListTools returns, so without the
+// hidden ones) rendered by the prompt codec, or the text set
 // with WithToolDescription. model is not used by the default codec. An error of the
 // tool driver's ListTools or an invalid tool is returned wrapped.
 func (b *BaseDriver) FunctionDescription(ctx context.Context, model string) (string, error) {
@@ -281,7 +383,7 @@ func (b *BaseDriver) FunctionDescription(ctx context.Context, model string) (str
 }
 
 func (b *BaseDriver) validTools(ctx context.Context) ([]Tool, error) {
-	tools, err := b.td.ListTools(ctx)
+	tools, err := b.ListTools(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list tools: %w", err)
 	}

@@ -26,6 +26,34 @@ type CallInfo struct {
 	// CallID is the provider's call id; "" for calls parsed from text and for calls
 	// made directly through ExecuteTool.
 	CallID string
+	// Route is where the driver whose chain is running passes the call on, when it
+	// is a [ToolRouter] (an orchestrator that namespaces its names) and can tell:
+	// the label of the driver the call reaches and the name that driver is called
+	// with. It is the zero ToolRoute for a driver that runs its tools itself, and
+	// for a name the router cannot place. Unlike Label, which the orchestrator
+	// above sets, Route is the running driver's own answer, so a middleware on an
+	// orchestrator's own chain learns the driver a call reaches before it is
+	// routed, from the registrations rather than from the text of the name.
+	Route ToolRoute
+}
+
+// ToolRoute is where a router passes a call: the Label of the driver it reaches
+// and the Tool name that driver is called with.
+type ToolRoute struct {
+	Label string
+	Tool  string
+}
+
+// ToolRouter is an optional interface of a [ToolDriver] that passes calls on to
+// drivers it holds under labels (an orchestrator). RouteTool tells, without
+// running anything, where a call of name would go; ok is false when name reaches
+// none of those drivers (a tool of the router's own, an unknown name) or the
+// router cannot tell (names that do not carry their driver's label). BaseDriver
+// calls it to fill [CallInfo.Route] for every call and, when middleware hides
+// tools (see [ToolHider]), for every listed tool, so it must be cheap; it must be
+// safe for concurrent use.
+type ToolRouter interface {
+	RouteTool(ctx context.Context, name string) (route ToolRoute, ok bool)
 }
 
 type callInfoKey struct{}
@@ -46,7 +74,7 @@ func (c *callInfoCtx) Value(key any) any {
 
 // ContextWithCallInfo returns a copy of ctx that carries info. BaseDriver calls it
 // before running its chain, keeping Label and CallID of a CallInfo already in ctx and
-// setting Driver and Tool to its own; an orchestrator calls it with the Label of the
+// setting Driver, Tool and Route to its own; an orchestrator calls it with the Label of the
 // driver it routes to. Clients rarely need it, except to pass a call id to a direct
 // ExecuteTool.
 func ContextWithCallInfo(ctx context.Context, info CallInfo) context.Context {

@@ -19,6 +19,46 @@ type ToolMiddleware interface {
 	OnExecuteTool(ctx context.Context, name string, args map[string]any, next CallNext) (any, error)
 }
 
+// ToolHider is an optional interface of a [ToolMiddleware] that refuses some
+// tools whatever the call (a permission Deny rule). BaseDriver leaves out of
+// ListTools, and so out of its prompts and native tool objects and out of every
+// listing built on them (an orchestrator's, an MCP server's), each tool for which
+// a middleware of its chain reports true. info is what the chain would see for a
+// call of the tool: Driver, Label (from ctx, as the orchestrator above sets it
+// when it lists), Tool and Route; CallID is "".
+//
+// Hiding only shortens listings: a call of a hidden tool by its name still runs
+// through the chain and gets the middleware's answer. HidesTool is asked as if the
+// call reached the middleware unchanged, so it must report true only for tools it
+// refuses whatever the arguments, the label of a later call and any answer of a
+// user; when unsure, false. It must be cheap and safe for concurrent use; a panic
+// counts as false.
+//
+// A [ToolDriver] may implement ToolHider too, for the tools it runs but leaves out
+// of its listing: [BaseDriver] does, and an orchestrator asks each registered driver
+// that does about the tools it lists under a [ContextWithHiddenTools] context.
+type ToolHider interface {
+	HidesTool(ctx context.Context, info CallInfo) bool
+}
+
+type hiddenToolsKey struct{}
+
+// ContextWithHiddenTools returns a copy of ctx under which [BaseDriver.ListTools]
+// lists the tools it hides too. An orchestrator lists its drivers so: it knows
+// every tool a driver runs, routes a call of a hidden one to the driver (which
+// answers it, with a denial, rather than "unknown tool", and which no other
+// driver's tool of the same name takes the place of), and leaves out of its own
+// listing the tools a driver's HidesTool reports.
+func ContextWithHiddenTools(ctx context.Context) context.Context {
+	return context.WithValue(ctx, hiddenToolsKey{}, true)
+}
+
+// listsHidden reports whether ctx comes from ContextWithHiddenTools.
+func listsHidden(ctx context.Context) bool {
+	v, _ := ctx.Value(hiddenToolsKey{}).(bool)
+	return v
+}
+
 // ToolMiddlewareFunc adapts an ordinary function to [ToolMiddleware].
 type ToolMiddlewareFunc func(ctx context.Context, name string, args map[string]any, next CallNext) (any, error)
 

@@ -41,7 +41,10 @@ func ExampleServer_Handler() {
 	}))
 	defer api.Close()
 
-	policy := permission.New(nil, permission.WithRules(permission.Allow("list*"), permission.Deny("delete*")))
+	// Lists run; the user declines the rest. (A Deny rule would leave deleteTodo out
+	// of the listing.)
+	decline := func(context.Context, string, map[string]any) (bool, error) { return false, nil }
+	policy := permission.New(decline, permission.WithRules(permission.Allow("list*")))
 	todos, err := rest.New(rest.Config{Spec: []byte(todoSpec), BaseURL: api.URL}, mcs.WithMiddleware(policy))
 	if err != nil {
 		fmt.Println(err)
@@ -83,7 +86,7 @@ func ExampleServer_Handler() {
 	// deleteTodo: Delete a todo
 	// listTodos: List the todos
 	// [{"id":1,"title":"write the report"}] false
-	// {"message":"Execution of 'deleteTodo' was denied by policy.","permission_denied":true,"tool":"deleteTodo"} false
+	// {"message":"User denied execution of 'deleteTodo'.","permission_denied":true,"tool":"deleteTodo"} false
 }
 
 // A driver served over stdio, as an MCP host (a desktop app, an IDE) starts a

@@ -101,7 +101,7 @@ func TestInspectorOverStdio(t *testing.T) {
 
 func TestInspectorOverHTTP(t *testing.T) {
 	dir := inspectorPeer(t)
-	perm := permission.New(nil, permission.WithRules(permission.Deny("remove_*"), permission.Allow("*")))
+	perm := permission.New(declining("remove_"))
 	s := New(mcs.NewBaseDriver(&fake{}, mcs.WithMiddleware(perm)), WithLogger(quietLog()))
 	ts := httptest.NewServer(s.Handler())
 	defer ts.Close()

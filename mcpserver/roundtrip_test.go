@@ -68,6 +68,9 @@ func (a *petAPI) requests() []string {
 
 func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
+// decline is a consent handler that declines every call it is asked about.
+func decline(context.Context, string, map[string]any) (bool, error) { return false, nil }
+
 // TestRoundTrip: REST driver with a consent policy -> mcpserver over streamable
 // HTTP -> drivers/mcp -> orchestrator -> ProcessLLMResponse.
 func TestRoundTrip(t *testing.T) {
@@ -77,7 +80,8 @@ func TestRoundTrip(t *testing.T) {
 			apiSrv := httptest.NewServer(api)
 			defer apiSrv.Close()
 
-			policy := permission.New(nil, permission.WithRules(permission.Allow("list*"), permission.Deny("delete*")))
+			// Lists run; the user declines the rest. (A Deny rule would hide deletePet.)
+			policy := permission.New(decline, permission.WithRules(permission.Allow("list*")))
 			served, err := rest.New(rest.Config{Spec: []byte(petSpec), BaseURL: apiSrv.URL}, mcs.WithMiddleware(policy))
 			if err != nil {
 				t.Fatal(err)
@@ -206,7 +210,9 @@ func TestProxy(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer uss.Close()
-	policy := permission.New(nil, permission.WithRules(permission.Deny("drop_*"), permission.Allow("*")))
+	policy := permission.New(func(_ context.Context, name string, _ map[string]any) (bool, error) {
+		return !strings.HasPrefix(name, "drop_"), nil // the user declines drop_it
+	})
 	proxied, err := mcp.New(ctx, mcp.Config{Transport: ut, Logger: quiet()}, mcs.WithMiddleware(policy))
 	if err != nil {
 		t.Fatal(err)

@@ -26,7 +26,7 @@ const stdioEnv = "MCS_MCPSERVER_TEST_STDIO"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(stdioEnv) == "1" {
-		perm := permission.New(nil, permission.WithRules(permission.Deny("remove_*"), permission.Allow("*")))
+		perm := permission.New(declining("remove_"))
 		s := New(mcs.NewBaseDriver(&fake{}, mcs.WithMiddleware(perm)), WithLogger(slog.New(slog.DiscardHandler)))
 		if err := s.Run(context.Background(), &mcpsdk.StdioTransport{}); err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -160,8 +160,17 @@ func TestToolsListed(t *testing.T) {
 	}
 }
 
+// declining is a consent handler that declines the tools whose name starts with
+// prefix and allows the others. (A Deny rule would hide those tools from the
+// listing; a user's no leaves them listed and denies the call.)
+func declining(prefix string) permission.ConsentFunc {
+	return func(_ context.Context, name string, _ map[string]any) (bool, error) {
+		return !strings.HasPrefix(name, prefix), nil
+	}
+}
+
 func TestCalls(t *testing.T) {
-	perm := permission.New(nil, permission.WithRules(permission.Deny("remove_*"), permission.Allow("*")))
+	perm := permission.New(declining("remove_"))
 	cs := connect(t, New(mcs.NewBaseDriver(&fake{}, mcs.WithMiddleware(perm))), nil)
 	tests := []struct {
 		name    string
@@ -173,7 +182,7 @@ func TestCalls(t *testing.T) {
 		{name: "greet", args: map[string]any{"name": "Ada", "loud": true}, want: "HELLO ADA"},
 		{name: "greet", args: nil, want: "hello <nil>"},
 		{name: "data", want: `{"n":1,"ok":true}`},
-		{name: "remove_file", args: map[string]any{"path": "/etc/passwd"}, want: `{"message":"Execution of 'remove_file' was denied by policy.","permission_denied":true,"tool":"remove_file"}`},
+		{name: "remove_file", args: map[string]any{"path": "/etc/passwd"}, want: `{"message":"User denied execution of 'remove_file'.","permission_denied":true,"tool":"remove_file"}`},
 		{name: "broken", want: "the backend is down", isError: true},
 		{name: "boom", want: `tool "boom" panicked: kaboom`, isError: true},
 		{name: "nope", wantErr: `unknown tool "nope"`},

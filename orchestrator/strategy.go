@@ -252,7 +252,7 @@ func (f *flat) ExecuteTool(ctx context.Context, drivers []Entry, name string, ar
 }
 
 // withLabel returns ctx whose [mcs.CallInfo] names label, so that the routed driver's
-// chain sees the label it is registered under.
+// chain, and its listing, see the label it is registered under.
 func withLabel(ctx context.Context, label string) context.Context {
 	info, _ := mcs.CallInfoFromContext(ctx)
 	info.Label = label
@@ -265,8 +265,12 @@ func listEach(ctx context.Context, drivers []Entry, size int) (tools []mcs.Tool,
 	routes = make(map[string]int, size)
 	tools = make([]mcs.Tool, 0, size)
 	var errs []error
+	// Every tool a driver runs, also those its middleware hides from listings: a
+	// call of one reaches the driver, which answers it (see engine.HidesTool).
+	all := mcs.ContextWithHiddenTools(ctx)
 	for i, e := range drivers {
-		ts, lerr := safeList(ctx, e.Driver)
+		// The label, as for a call: a driver's middleware may hide tools by it.
+		ts, lerr := safeList(withLabel(all, e.Label), e.Driver)
 		if ctx.Err() != nil {
 			return nil, nil, context.Cause(ctx)
 		}

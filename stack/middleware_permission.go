@@ -29,14 +29,17 @@ type permissionConfig struct {
 //
 //	deny = ["*delete*"]       # tried first
 //	read_only = true          # then: run the tools annotated read-only without asking
-//	allow = ["pets__find*"]   # then: glob patterns, "label:tool" for the label form
+//	allow = ["pets__find*"]   # then: glob patterns; "pets__x" and "pets:x" name the driver labelled pets
 //	ask = true                # ask the user for every call no rule decides
 //	timeout = "2m"            # wait at most this long for an answer
 //
 // Rules are tried in the order deny, read_only, allow; the first that matches
 // decides. Patterns match case-insensitively (also in snake case) the tool
-// name the model sees and the tool part after each "__" (see
-// [permission.Rule]). read_only trusts the drivers' annotations: REST derives
+// name the model sees and the tool part after each "__"; a pattern with a
+// label part ("pets__find*", "pets:find*") allows only the tools of the driver
+// registered under that label, never a tool whose own name starts "pets__"
+// (see [permission.Rule]). A tool a deny pattern always denies is left out of
+// the listing. read_only trusts the drivers' annotations: REST derives
 // them from the HTTP method (GET, HEAD, OPTIONS read), the filesystem driver
 // marks its reading tools, the CSV driver all of its tools. Without ask, a call
 // no rule allows fails closed.

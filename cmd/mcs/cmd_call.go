@@ -40,7 +40,9 @@ arguments are invalid.`,
 		Args:              usageArgs(cobra.MinimumNArgs(1)),
 		ValidArgsFunction: a.completeTool,
 		RunE: func(c *cobra.Command, args []string) error {
-			tools, td, err := a.tools(c.Context())
+			// Also the tools the policy hides from listings: calling one shows
+			// its denial rather than "no tool is called".
+			tools, td, err := a.tools(mcs.ContextWithHiddenTools(c.Context()))
 			if err != nil {
 				return err
 			}

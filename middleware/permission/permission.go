@@ -2,9 +2,11 @@
 // closed.
 //
 // The [Middleware] first checks its policy rules ([Allow], [Deny], [ReadOnly];
-// case-insensitive glob patterns on the tool name or on "label:tool", first match
-// wins; see [Rule]). A call that no rule matches goes to the consent
-// handler, a [ConsentFunc] such as the terminal prompt [Prompt]. When the call is
+// case-insensitive glob patterns on the tool name, or on "label:tool" and
+// "label__tool" for the tools of the driver registered under label; first match
+// wins; see [Rule]). A tool that a Deny rule denies whatever the call is left out
+// of the driver's listings, and so never offered to the model. A call that no
+// rule matches goes to the consent handler, a [ConsentFunc] such as the terminal prompt [Prompt]. When the call is
 // denied, by a rule or by the user, the tool does not run and the call returns the
 // in-band result
 //
@@ -62,20 +64,34 @@ type ConsentFunc func(ctx context.Context, name string, args map[string]any) (bo
 // '-', '.' and spaces as '_'), so Deny("delete_*") also denies DELETE_ALL,
 // DeleteUser and delete-user.
 //
-// Without a colon a pattern matches the tool name as the model sees it, and also
-// every tool part of a namespaced name: the text after each "__" separator. An
-// orchestrator's own middleware sees "files__delete_file" for the tool delete_file
-// of the driver labelled files, and Deny("delete_*") denies it there too.
+// A pattern without a label part names no driver: it matches the tool name, and
+// every part of it after a "__" separator, of any driver. An orchestrator's own
+// middleware sees "files__delete_file" for the tool delete_file of the driver
+// labelled files, and Deny("delete_*") and Allow("read_*") apply there as on the
+// driver.
 //
-// With a colon, "label:tool", the part before the first colon matches the label
-// the call was routed under ([mcs.CallInfo].Label, set by an orchestrator for the
-// chain of the driver it routes to; "" for a driver used on its own) and the part
-// after it matches the tool as above: Allow("files:*") allows every tool of the
-// driver labelled files, in that driver's own middleware. The label comes from the
-// operator's registration, never from a tool name, so a tool cannot claim another
-// driver's label by naming itself "files__x". In an orchestrator's own middleware
-// the call is not routed yet (its Label is that of the orchestrator itself), so
-// there match namespaced names instead ("files__*").
+// A pattern "label:tool", or "label__tool" (split at the first "__"), names the
+// driver labelled label, and matches only the calls that reach that driver: the
+// label part must match the label the operator registered the driver under, never
+// text in a tool's name, and the tool part then matches the driver's tool name as
+// above. That label is the one the call is routed under ([mcs.CallInfo].Label, set
+// by an orchestrator for the chain of the driver it routes to; "" for a driver used
+// on its own) or, in an orchestrator's own middleware, before routing, the label of
+// the driver the orchestrator says the call reaches ([mcs.CallInfo].Route). So
+// Allow("files__list_directory"), Allow("files__*") and Allow("files:*") work
+// alike on the driver labelled files and on an orchestrator over it, and none of
+// them allows evil__files__list_directory, the tool files__list_directory of a
+// server labelled evil. An orchestrator tells the route when its names carry
+// their driver's label (Namespacing over two drivers or more, AlwaysNamespacing);
+// under Flat, or Namespacing over one driver, a name carries no label and label
+// patterns in its own middleware match nothing: put them on the drivers. In an
+// orchestrator registered as "in" in another, in__d2__tool is a name of the outer
+// one, and a rule for it names the label in ("in__d2__*", "in:*").
+//
+// A Deny rule matches more widely: also when its whole pattern matches the name
+// or a part of it after a "__", whatever the label, so that Deny("files__*") also
+// denies evil__files__list_directory. A Deny rule that denies a tool whatever the
+// call hides it from the driver's listings (see [Middleware.HidesTool]).
 type Rule struct {
 	pattern  string
 	allow    bool
@@ -119,16 +135,17 @@ func (r Rule) String() string {
 	return fmt.Sprintf("Deny(%q)", r.pattern)
 }
 
-// Validate reports whether the rule's pattern is well-formed. A malformed rule
-// does not stop [New]; a call that reaches it fails closed with a *ConsentError of
-// reason [ReasonInvalidRule]. Validate lets rules read from configuration be
-// checked up front.
+// Validate reports whether the rule's pattern is well-formed: the whole pattern
+// and its label and tool parts (see [Rule]). A malformed rule does not stop [New];
+// a call that reaches it fails closed with a *ConsentError of reason
+// [ReasonInvalidRule]. Validate lets rules read from configuration be checked up
+// front.
 func (r Rule) Validate() error {
 	if r.readOnly {
 		return nil
 	}
-	label, tool, _ := strings.Cut(r.pattern, ":")
-	for _, p := range []string{label, tool} {
+	label, tool, _, _ := split(r.pattern)
+	for _, p := range []string{r.pattern, label, tool} {
 		if _, err := path.Match(p, ""); err != nil {
 			return fmt.Errorf("permission: rule %s: %w; see path.Match for the pattern syntax", r, err)
 		}
@@ -136,53 +153,115 @@ func (r Rule) Validate() error {
 	return nil
 }
 
+// split returns the label and tool parts of pattern: before and after the first
+// colon, else before and after the first "__"; else no label and the whole
+// pattern as the tool part.
+func split(pattern string) (label, tool string, hasLabel, colon bool) {
+	if l, t, ok := strings.Cut(pattern, ":"); ok {
+		return l, t, true, true
+	}
+	if l, t, ok := strings.Cut(pattern, separator); ok {
+		return l, t, true, false
+	}
+	return "", pattern, false, false
+}
+
 // compiledRule is a Rule prepared for matching.
 type compiledRule struct {
 	Rule
-	label    string // label pattern; "" when the rule has no colon
-	tool     string // tool pattern
+	whole    string // the pattern, folded unless exact
+	label    string // the label part; "" when the rule has none
+	tool     string // the tool part; the whole pattern when there is no label part
 	hasLabel bool
+	colon    bool  // the label part ends at a colon
+	bad      error // the pattern is malformed
 }
 
 func compile(r Rule, exact bool) compiledRule {
-	c := compiledRule{Rule: r}
-	p := r.pattern
+	c := compiledRule{Rule: r, bad: r.Validate()}
+	c.whole = r.pattern
 	if !exact {
-		p = strings.ToLower(p)
+		c.whole = strings.ToLower(c.whole)
 	}
-	if l, t, ok := strings.Cut(p, ":"); ok {
-		c.label, c.tool, c.hasLabel = l, t, true
-	} else {
-		c.tool = p
-	}
+	c.label, c.tool, c.hasLabel, c.colon = split(c.whole)
 	return c
 }
 
-// match reports whether the rule matches the call described by info whose tool
-// name is spelled as names (names[0] is the name called, folded when the match is
-// case-insensitive; label too).
-func (c *compiledRule) match(names [2]string, label string, info mcs.CallInfo) (bool, error) {
+// subject is a call as the rules see it: the name called and the label of the
+// chain, and where the chain's driver passes the call on when it can tell. Names
+// are in their spellings, and labels folded, when the match is case-insensitive.
+type subject struct {
+	names  [2]string // the name called (see spellings)
+	label  string    // CallInfo.Label
+	routed bool      // CallInfo.Route is set
+	rlabel string    // CallInfo.Route.Label
+	rtool  [2]string // CallInfo.Route.Tool
+	info   mcs.CallInfo
+}
+
+// subjectOf returns the subject of a call of name described by info.
+func (m *Middleware) subjectOf(name string, info mcs.CallInfo) subject {
+	s := subject{names: [2]string{name}, label: info.Label, info: info}
+	if info.Route.Label != "" {
+		s.routed, s.rlabel, s.rtool = true, info.Route.Label, [2]string{info.Route.Tool}
+	}
+	if !m.exact {
+		s.names, s.label = spellings(name), strings.ToLower(s.label)
+		if s.routed {
+			s.rlabel, s.rtool = strings.ToLower(s.rlabel), spellings(info.Route.Tool)
+		}
+	}
+	return s
+}
+
+// match reports whether the rule matches the call; the error is that of a
+// malformed pattern.
+//
+// The rule's label part, if any, must match the label of the driver the call is
+// for: the chain's label, or the label of the route; its tool part then matches,
+// as a pattern without a label does, the tool name or a part of it after a "__".
+// A Deny rule also matches when its whole pattern matches the name so, whatever
+// the label (the wide matching, so that a name that only looks like another
+// driver's tool is denied too).
+func (c *compiledRule) match(s *subject) (bool, error) {
+	if c.bad != nil {
+		return false, c.bad
+	}
 	if c.readOnly {
-		a := info.Tool.Annotations
+		a := s.info.Tool.Annotations
 		// The definition must be that of the tool called: a middleware before this
 		// one may have rewritten the name.
-		return a != nil && a.ReadOnly && info.Tool.Name != "" && strings.EqualFold(info.Tool.Name, names[0]), nil
+		return a != nil && a.ReadOnly && s.info.Tool.Name != "" && strings.EqualFold(s.info.Tool.Name, s.names[0]), nil
 	}
-	if c.hasLabel {
-		ok, err := path.Match(c.label, label)
-		if err != nil || !ok {
-			return false, err
-		}
+	if c.matchAt(s.label, s.names) || (s.routed && c.matchAt(s.rlabel, s.rtool)) {
+		return true, nil
 	}
-	for _, n := range names {
-		if n == "" {
-			break
-		}
-		if ok, err := matchTool(c.tool, n); err != nil || ok {
-			return ok, err
-		}
+	if !c.allow && c.hasLabel && !c.colon {
+		return matchTool(c.whole, s.names), nil
 	}
 	return false, nil
+}
+
+// matchAt reports whether the rule matches the tool names of the driver labelled
+// label.
+func (c *compiledRule) matchAt(label string, names [2]string) bool {
+	if c.hasLabel {
+		if ok, _ := path.Match(c.label, label); !ok {
+			return false
+		}
+	}
+	return matchTool(c.tool, names)
+}
+
+// mayAllow reports whether the Allow or ReadOnly rule could match some call of the
+// subject's tool, whatever the label of the call: HidesTool must not hide a tool
+// such a rule lets run.
+func (c *compiledRule) mayAllow(s *subject) bool {
+	if !c.hasLabel || c.readOnly {
+		ok, _ := c.match(s)
+		return ok
+	}
+	return matchTool(c.tool, s.names) || (s.routed && matchTool(c.tool, s.rtool))
 }
 
 // spellings returns the spellings of name a case-insensitive rule is matched
@@ -219,22 +298,32 @@ func spellings(name string) [2]string {
 	return [2]string{lower}
 }
 
-// matchTool matches pattern against name and against the text after each "__" in
-// name.
-func matchTool(pattern, name string) (bool, error) {
-	ok, err := path.Match(pattern, name)
-	if err != nil || ok {
-		return ok, err
+// matchTool reports whether pattern matches one of the spellings of a name, or
+// the text after a "__" in it.
+func matchTool(pattern string, names [2]string) bool {
+	for _, n := range names {
+		if n == "" {
+			break
+		}
+		if matchName(pattern, n) {
+			return true
+		}
 	}
+	return false
+}
+
+// matchName matches pattern against name and against the text after each "__" in
+// name.
+func matchName(pattern, name string) bool {
 	for rest := name; ; {
+		if rest != "" {
+			if ok, _ := path.Match(pattern, rest); ok {
+				return true
+			}
+		}
 		_, after, found := strings.Cut(rest, separator)
 		if !found {
-			return false, nil
-		}
-		if after != "" {
-			if ok, _ := path.Match(pattern, after); ok {
-				return true, nil
-			}
+			return false
 		}
 		rest = after
 	}
@@ -415,13 +504,10 @@ func (m *Middleware) Rules() []Rule { return append([]Rule(nil), m.rules...) }
 func (m *Middleware) OnExecuteTool(ctx context.Context, name string, args map[string]any, next mcs.CallNext) (any, error) {
 	if len(m.compiled) > 0 {
 		info, _ := mcs.CallInfoFromContext(ctx)
-		names, label := [2]string{name}, info.Label
-		if !m.exact {
-			names, label = spellings(name), strings.ToLower(label)
-		}
+		s := m.subjectOf(name, info)
 		for i := range m.compiled {
 			r := &m.compiled[i]
-			ok, err := r.match(names, label, info)
+			ok, err := r.match(&s)
 			if err != nil {
 				return nil, &ConsentError{Tool: name, Reason: ReasonInvalidRule, Err: fmt.Errorf("rule %s: %w", r.Rule, err)}
 			}
@@ -446,6 +532,38 @@ func (m *Middleware) OnExecuteTool(ctx context.Context, name string, args map[st
 		return Denied(name, DeniedMessage(name)), nil
 	}
 	return next(ctx, name, args)
+}
+
+var _ mcs.ToolHider = (*Middleware)(nil)
+
+// HidesTool reports whether the rules deny the tool of info whatever the call, so
+// that the driver leaves it out of its listings (see [mcs.ToolHider]): the first
+// rule that could decide a call of it is a Deny rule. A rule with a label part
+// could decide for any label (the label of a later call is not known while
+// listing), except that a Deny rule's label part is matched against the label of
+// the listing's context; a malformed rule, or no matching rule (the call would be
+// asked about), hides nothing. A call of a hidden tool still gets the denial.
+func (m *Middleware) HidesTool(_ context.Context, info mcs.CallInfo) bool {
+	if len(m.compiled) == 0 || info.Tool.Name == "" {
+		return false
+	}
+	s := m.subjectOf(info.Tool.Name, info)
+	for i := range m.compiled {
+		r := &m.compiled[i]
+		if r.bad != nil {
+			return false
+		}
+		if r.allow {
+			if r.mayAllow(&s) {
+				return false
+			}
+			continue
+		}
+		if ok, _ := r.match(&s); ok {
+			return true
+		}
+	}
+	return false
 }
 
 type decision struct {

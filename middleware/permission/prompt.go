@@ -38,9 +38,11 @@ var ErrInputClosed = errors.New("consent prompt input ended before an answer")
 // tool, the driver it runs on (label, name and id from the call's [mcs.CallInfo])
 // and its arguments to out, as indented JSON with control characters escaped, and
 // reads a line from in. When the middleware sits on an orchestrator, the call has
-// not been routed yet: the question names the driver by the label of the exposed
-// name (Tool "pets__addPet" (driver "pets", via the orchestrator)), or says only
-// "via the orchestrator" for a name without a label. It then reads a line from in:
+// not been routed yet: the question names the driver the orchestrator says the call
+// reaches ([mcs.CallInfo].Route; Tool "pets__addPet" (driver "pets", via the
+// orchestrator) under namespacing), or says only "via the orchestrator" when it
+// cannot tell; a label a tool writes into its own name is never shown as the
+// driver. It then reads a line from in:
 //
 //	y or yes     allow this call
 //	n or no      deny this call
@@ -272,7 +274,7 @@ func newQuestion(name string, info mcs.CallInfo, hasInfo bool, args map[string]a
 	b.WriteString("Tool ")
 	b.WriteString(strconv.Quote(name))
 	if hasInfo {
-		b.WriteString(where(name, info))
+		b.WriteString(where(info))
 	}
 	q := &question{}
 	if len(args) == 0 {
@@ -299,40 +301,23 @@ const orchestratorID = "mcs-go/orchestrator"
 
 // where says, after the tool's name, where the call runs: on a driver
 // (" on driver ..."), or, on the orchestrator's own chain, the driver the call
-// goes to when the name carries its label (" (driver "pets", via the
-// orchestrator)" for pets__addPet) and " (via the orchestrator)" when it does
-// not. An orchestrator that is itself registered under a label is named by it.
-func where(name string, info mcs.CallInfo) string {
-	if info.Driver.ID != orchestratorID {
+// reaches when the orchestrator can tell ([mcs.CallInfo].Route: " (driver "pets",
+// via the orchestrator)" for pets__addPet under namespacing) and " (via the
+// orchestrator)" when it cannot. A label written into a tool's own name is never
+// shown as the driver. An orchestrator that is itself registered under a label is
+// named by it.
+func where(info mcs.CallInfo) string {
+	if info.Driver.ID != orchestratorID && info.Route.Label == "" {
 		return " on driver " + driverName(info)
 	}
 	via := "via the orchestrator"
 	if info.Label != "" {
 		via += " " + strconv.Quote(info.Label)
 	}
-	if label, tool, ok := strings.Cut(name, labelSeparator); ok && tool != "" && isLabel(label) {
-		return " (driver " + strconv.Quote(label) + ", " + via + ")"
+	if info.Route.Label != "" {
+		return " (driver " + strconv.Quote(info.Route.Label) + ", " + via + ")"
 	}
 	return " (" + via + ")"
-}
-
-// labelSeparator joins an orchestrator label and a tool name under namespacing
-// (orchestrator.Separator).
-const labelSeparator = "__"
-
-// isLabel reports whether s is a valid orchestrator label: 1 to 32 characters
-// from A-Z, a-z, 0-9 and '-'.
-func isLabel(s string) bool {
-	if len(s) == 0 || len(s) > 32 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-') {
-			return false
-		}
-	}
-	return true
 }
 
 // driverName names the driver of a call: its label, name and id, such as
