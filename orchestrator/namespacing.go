@@ -78,8 +78,20 @@ func (p *prefixed) ListTools(ctx context.Context) ([]mcs.Tool, error) {
 	shortened := map[string]string{}
 	defer p.short.store(shortened)
 	for i, t := range tools {
-		t.Name = p.expose(t.Name, shortened)
-		if s := t.Summary(); s != "" {
+		inner := t.Name
+		t.Name = p.expose(inner, shortened)
+		s := t.Summary()
+		if t.Name != p.prefix+inner {
+			// The shortened name keeps a hash, not the driver's own name: the
+			// description names it first, so that cutting the description
+			// (DetailLoading) keeps it too.
+			if s != "" {
+				s = "(" + inner + ") " + s
+			} else {
+				s = "(" + inner + ")"
+			}
+		}
+		if s != "" {
 			t.Description = "[" + p.label + "] " + s
 		}
 		out[i] = t
