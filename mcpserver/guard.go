@@ -184,8 +184,8 @@ func (s *Server) reserveSession(w http.ResponseWriter) (release func(), ok bool)
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) bool {
 	rc := http.NewResponseController(w)
 	// The deadline covers the body only, so it is lifted once the body is
-	// read: a server-wide ReadTimeout would also cancel the call the body
-	// carries, and end event streams.
+	// read, for the call it carries may run long; a server-wide ReadTimeout
+	// would also end event streams.
 	deadline := rc.SetReadDeadline(time.Now().Add(s.opts.bodyTimeout)) == nil
 	var buf bytes.Buffer
 	if n := r.ContentLength; n > 0 && n <= s.opts.maxBody {
