@@ -183,9 +183,8 @@ func (s *Server) reserveSession(w http.ResponseWriter) (release func(), ok bool)
 // the request and returns false when the body is refused.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) bool {
 	rc := http.NewResponseController(w)
-	// The deadline covers the body only, so it is lifted once the body is
-	// read, for the call it carries may run long; a server-wide ReadTimeout
-	// would also end event streams.
+	// The deadline covers the body only: it is lifted once the body is read,
+	// and the call the body carries may run longer.
 	deadline := rc.SetReadDeadline(time.Now().Add(s.opts.bodyTimeout)) == nil
 	var buf bytes.Buffer
 	if n := r.ContentLength; n > 0 && n <= s.opts.maxBody {

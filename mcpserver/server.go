@@ -43,9 +43,8 @@
 // It keeps at most [DefaultMaxSessions] sessions (503 past it) and ends one
 // after [DefaultSessionIdleTimeout] without a request. Each has its option.
 // Connections are the http.Server's to bound: give it a ReadHeaderTimeout and
-// an IdleTimeout, and its listener a cap (as mcs serve-mcp does), but no
-// ReadTimeout: it would end event streams (GET) when it passes, which the body
-// deadline, lifted once a body is read, does not.
+// an IdleTimeout, and its listener a cap (as mcs serve-mcp does); the body
+// deadline is the handler's own, set per request.
 package mcpserver
 
 import (
