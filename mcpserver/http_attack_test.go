@@ -159,6 +159,7 @@ func TestAttackHostNotAllowed(t *testing.T) {
 		{"192.0.2.10:8080", "192.0.2.10:8080", true}, // the address the client connected to
 		{"[2001:db8::1]:8080", "[2001:db8::1]:8080", true},
 		{"192.0.2.10:8080", "mcs.internal:8080", true}, // configured
+		{"127.0.0.1:8080", "mcs.internal:8080", true},  // configured, through a proxy on the machine
 		{"192.0.2.10:8080", "tools.example.com", true},
 		{"192.0.2.10:8080", "MCS.internal.", true},
 		{"127.0.0.1:8080", "localhost:8080", true},

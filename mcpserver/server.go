@@ -575,10 +575,13 @@ func (h minLevel) WithGroup(n string) slog.Handler { return minLevel{h.Handler.W
 func (s *Server) Handler() http.Handler {
 	s.handlerOnce.Do(func() {
 		h := mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return s.srv }, &mcpsdk.StreamableHTTPOptions{
-			Stateless:                    s.opts.stateless,
-			Logger:                       s.sdk,
-			MaxRequestBodyBytes:          s.opts.maxBody,
-			SessionTimeout:               s.opts.idleTimeout,
+			Stateless:           s.opts.stateless,
+			Logger:              s.sdk,
+			MaxRequestBodyBytes: s.opts.maxBody,
+			SessionTimeout:      s.opts.idleTimeout,
+			// The SDK's own Host check, on loopback interfaces only and
+			// without an allow-list, is replaced by guards.check.
+			DisableLocalhostProtection:   true,
 			PropagateRequestCancellation: true,
 		})
 		s.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
