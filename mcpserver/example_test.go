@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
+	"time"
 
 	"github.com/mcs-go/mcs"
 	"github.com/mcs-go/mcs/drivers/rest"
@@ -120,4 +122,53 @@ func ExampleServer_Run() {
 	<-done
 	// Output:
 	// 2 tools
+}
+
+// The guards of the HTTP handler: a page of another site (an Origin not
+// allowed) and a name the server does not answer to (DNS rebinding) get 403,
+// a batch gets a JSON-RPC error, and the allowed origin is served.
+func ExampleWithAllowedOrigins() {
+	todos, err := rest.New(rest.Config{Spec: []byte(todoSpec), BaseURL: "http://127.0.0.1:9"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	server := mcpserver.New(todos, mcpserver.WithLogger(slog.New(slog.DiscardHandler)),
+		mcpserver.WithAllowedOrigins("https://console.example.com"),
+		mcpserver.WithAllowedHosts("tools.example.com"),
+		mcpserver.WithMaxSessions(20), mcpserver.WithSessionIdleTimeout(30*time.Minute))
+	defer server.Close()
+	endpoint := httptest.NewServer(server.Handler())
+	defer endpoint.Close()
+
+	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"page","version":"1"}}}`
+	send := func(what, host, origin, body string) {
+		req, _ := http.NewRequest(http.MethodPost, endpoint.URL, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if host != "" {
+			req.Host = host
+		}
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		defer resp.Body.Close()
+		fmt.Println(resp.StatusCode, what)
+	}
+	send("a page of another site", "", "https://evil.example", initialize)
+	send("a rebound name", "rebound.example", "", initialize)
+	send("a batch", "", "", "["+initialize+"]")
+	send("the allowed origin", "", "https://console.example.com", initialize)
+	send("the allowed host", "tools.example.com", "", initialize)
+	// Output:
+	// 403 a page of another site
+	// 403 a rebound name
+	// 400 a batch
+	// 200 the allowed origin
+	// 200 the allowed host
 }

@@ -30,9 +30,21 @@
 // Arguments are untrusted: arguments that are not a JSON object, arguments
 // larger than the limit ([DefaultMaxArgumentBytes], see [WithMaxArgumentBytes])
 // and unknown tools are answered with an MCP error (invalid params) that says
-// what was wrong; the tool does not run. The HTTP handler also refuses request
-// bodies larger than the limit plus 1 MiB (413), and a stdio transport its own
-// frame limit.
+// what was wrong; the tool does not run. A stdio transport refuses frames past
+// its own limit.
+//
+// The HTTP handler answers only requests whose Host is localhost, a loopback
+// address, the address the client connected to or one of [WithAllowedHosts],
+// on every interface, and whose Origin, when a browser sent one, is the
+// server's own or one of [WithAllowedOrigins] (403 otherwise: DNS rebinding and
+// pages of other sites, as the MCP transport specification requires). A body
+// must arrive within [DefaultRequestBodyTimeout] (408), hold at most
+// [DefaultMaxRequestBytes] (413) and one JSON-RPC message, not a batch (400).
+// It keeps at most [DefaultMaxSessions] sessions (503 past it) and ends one
+// after [DefaultSessionIdleTimeout] without a request. Each has its option.
+// Connections are the http.Server's to bound: give it a ReadHeaderTimeout and
+// an IdleTimeout, and its listener a cap (as mcs serve-mcp does); the body
+// deadline is the handler's own, set per request.
 package mcpserver
 
 import (
@@ -62,6 +74,18 @@ const (
 	// DefaultPollInterval is how often a server whose driver implements
 	// ToolsVersion checks it while clients are connected.
 	DefaultPollInterval = 250 * time.Millisecond
+	// DefaultMaxRequestBytes is the largest HTTP request body the handler
+	// reads, unless the argument limit plus 1 MiB is larger.
+	DefaultMaxRequestBytes = 4 << 20
+	// DefaultRequestBodyTimeout is how long the handler waits for the whole
+	// body of a request once its headers arrived.
+	DefaultRequestBodyTimeout = 30 * time.Second
+	// DefaultSessionIdleTimeout is how long a session of the HTTP handler
+	// lives without a request from its client.
+	DefaultSessionIdleTimeout = 10 * time.Minute
+	// DefaultMaxSessions is how many sessions the HTTP handler keeps open at
+	// once.
+	DefaultMaxSessions = 100
 )
 
 // Option configures a [Server].
@@ -74,6 +98,13 @@ type options struct {
 	poll          time.Duration
 	logger        *slog.Logger
 	pageSize      int
+
+	maxBody     int64 // 0 until New settles it
+	bodyTimeout time.Duration
+	idleTimeout time.Duration
+	maxSessions int
+	hosts       []string
+	origins     []string
 }
 
 // WithImplementation sets the name and version the server reports to clients;
@@ -120,6 +151,75 @@ func WithPageSize(n int) Option {
 	}
 }
 
+// WithMaxRequestBytes sets the largest HTTP request body the handler reads; a
+// larger one is answered 413 (n <= 0 keeps the default: DefaultMaxRequestBytes,
+// or the argument limit plus 1 MiB when that is larger). A limit below the
+// argument limit lowers that limit in effect.
+func WithMaxRequestBytes(n int64) Option {
+	return func(o *options) {
+		if n > 0 {
+			o.maxBody = n
+		}
+	}
+}
+
+// WithRequestBodyTimeout sets how long the handler waits for the whole body
+// of a request once its headers arrived (d <= 0 keeps
+// DefaultRequestBodyTimeout). A body still incomplete then is answered 408
+// and its connection closed. It covers the body only: the call it carries may
+// run longer, and event streams stay open.
+func WithRequestBodyTimeout(d time.Duration) Option {
+	return func(o *options) {
+		if d > 0 {
+			o.bodyTimeout = d
+		}
+	}
+}
+
+// WithSessionIdleTimeout sets how long a session of the HTTP handler lives
+// without a request (a POST) from its client (d <= 0 keeps
+// DefaultSessionIdleTimeout). An open event stream (GET) alone does not keep
+// a session: clients that listen for a long time ping. A client whose session
+// ended gets 404 and starts a new one, as the MCP transport specifies.
+func WithSessionIdleTimeout(d time.Duration) Option {
+	return func(o *options) {
+		if d > 0 {
+			o.idleTimeout = d
+		}
+	}
+}
+
+// WithMaxSessions sets how many sessions the HTTP handler keeps open at once
+// (n <= 0 keeps DefaultMaxSessions); a request for one more is answered 503.
+// Sessions being opened count as open. Stateless handlers keep no session.
+func WithMaxSessions(n int) Option {
+	return func(o *options) {
+		if n > 0 {
+			o.maxSessions = n
+		}
+	}
+}
+
+// WithAllowedHosts adds host names the HTTP handler answers to. Every request's
+// Host header must name localhost, a loopback address, the address the client
+// connected to, or one of these (compared without the port, case and a final
+// dot); others are answered 403, a guard against DNS rebinding. Add the names
+// clients use to reach the server, such as the name of its machine or of a
+// proxy that keeps the Host header.
+func WithAllowedHosts(hosts ...string) Option {
+	return func(o *options) { o.hosts = append(o.hosts, hosts...) }
+}
+
+// WithAllowedOrigins adds web origins ("https://app.example.com", scheme, host
+// and port when not the default) whose pages may call the server. A request
+// with an Origin header (sent by browsers) is answered 403 unless the origin
+// is one of these or the server's own (the Host the request was sent to), as
+// the MCP transport specification requires. Requests without Origin (clients
+// that are not browsers) are not affected.
+func WithAllowedOrigins(origins ...string) Option {
+	return func(o *options) { o.origins = append(o.origins, origins...) }
+}
+
 // versioned is the orchestrator's Versioned contract, matched structurally.
 type versioned interface{ ToolsVersion() uint64 }
 
@@ -154,6 +254,10 @@ type Server struct {
 	handlerOnce sync.Once
 	handler     http.Handler
 	httpUser    atomic.Bool
+
+	guards  guards
+	sessMu  sync.Mutex
+	opening int // requests opening a session now; guarded by sessMu
 }
 
 // New returns a Server over d. It does no I/O. It panics when d is nil, which
@@ -162,11 +266,15 @@ func New(d mcs.ToolDriver, opts ...Option) *Server {
 	if d == nil {
 		panic("mcpserver: New called with a nil ToolDriver")
 	}
-	o := options{maxArgBytes: DefaultMaxArgumentBytes, poll: DefaultPollInterval}
+	o := options{maxArgBytes: DefaultMaxArgumentBytes, poll: DefaultPollInterval, bodyTimeout: DefaultRequestBodyTimeout,
+		idleTimeout: DefaultSessionIdleTimeout, maxSessions: DefaultMaxSessions}
 	for _, opt := range opts {
 		if opt != nil {
 			opt(&o)
 		}
+	}
+	if o.maxBody == 0 {
+		o.maxBody = max(DefaultMaxRequestBytes, int64(o.maxArgBytes)+1<<20)
 	}
 	if o.name == "" {
 		m := d.Meta()
@@ -183,6 +291,7 @@ func New(d mcs.ToolDriver, opts ...Option) *Server {
 	}
 	s := &Server{d: d, opts: o, log: o.logger, syncLock: make(chan struct{}, 1), tools: map[string]mcs.Tool{}}
 	s.sdk = sdkLog
+	s.guards = newGuards(o, s.log.Warn)
 	s.v, _ = d.(versioned)
 	s.srv = mcpsdk.NewServer(&mcpsdk.Implementation{Name: o.name, Version: o.version}, &mcpsdk.ServerOptions{
 		Logger:       sdkLog,
@@ -446,19 +555,51 @@ func (h minLevel) WithGroup(n string) slog.Handler { return minLevel{h.Handler.W
 // WithStateless). A client that cancels a request, or whose HTTP request ends,
 // cancels the call's context. The same handler is returned on every call. While
 // it serves, the server watches the driver's ToolsVersion; Close stops that.
+//
+// Before the SDK sees a request, in this order, the handler answers
+//   - 403 when the Host header is not localhost, a loopback address, the
+//     address the client connected to or a name of WithAllowedHosts, on every
+//     interface (DNS rebinding);
+//   - 403 when an Origin header is present and is neither the server's own
+//     origin nor one of WithAllowedOrigins (pages of other sites);
+//   - 503 when a POST without a session ID would open a session past
+//     WithMaxSessions (stateful handlers);
+//   - 408 when a POST's body does not arrive within WithRequestBodyTimeout,
+//     413 when it is larger than WithMaxRequestBytes, and 400 with a
+//     JSON-RPC error when it is a JSON-RPC batch (a top-level array), which
+//     MCP no longer has.
+//
+// A session ends after WithSessionIdleTimeout without a request. The handler
+// does not bound connections: the http.Server and listener it runs on do
+// (ReadHeaderTimeout, IdleTimeout, a connection cap).
 func (s *Server) Handler() http.Handler {
 	s.handlerOnce.Do(func() {
-		body := int64(s.opts.maxArgBytes) + 1<<20
-		if body < mcpsdk.DefaultMaxRequestBodyBytes {
-			body = mcpsdk.DefaultMaxRequestBodyBytes
-		}
 		h := mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return s.srv }, &mcpsdk.StreamableHTTPOptions{
-			Stateless:                    s.opts.stateless,
-			Logger:                       s.sdk,
-			MaxRequestBodyBytes:          body,
+			Stateless:           s.opts.stateless,
+			Logger:              s.sdk,
+			MaxRequestBodyBytes: s.opts.maxBody,
+			SessionTimeout:      s.opts.idleTimeout,
+			// The SDK's own Host check, on loopback interfaces only and
+			// without an allow-list, is replaced by guards.check.
+			DisableLocalhostProtection:   true,
 			PropagateRequestCancellation: true,
 		})
 		s.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !s.guards.check(w, r) {
+				return
+			}
+			if r.Method == http.MethodPost {
+				if !s.opts.stateless && r.Header.Get("Mcp-Session-Id") == "" {
+					release, ok := s.reserveSession(w)
+					if !ok {
+						return
+					}
+					defer release()
+				}
+				if !s.readBody(w, r) {
+					return
+				}
+			}
 			if s.httpUser.CompareAndSwap(false, true) {
 				s.watchMu.Lock()
 				s.startLocked()
