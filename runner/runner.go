@@ -26,6 +26,10 @@ var ErrMaxRounds = errors.New("round limit reached")
 // DefaultMaxRounds is the round limit when WithMaxRounds is not given.
 const DefaultMaxRounds = 10
 
+// DefaultMaxReplyBytes is the reply limit when WithMaxReplyBytes is not given:
+// 8 MiB of text, reasoning and call arguments.
+const DefaultMaxReplyBytes = 8 << 20
+
 // Result is the outcome of one Run.
 type Result struct {
 	// Text is the final answer: the text of the model's last reply.
