@@ -18,6 +18,11 @@ import (
 	"github.com/mcs-go/mcs"
 )
 
+// ErrNoNativeTools is wrapped by the error Run returns when WithNativeTools(true)
+// was given but the driver cannot give native tools for the model (see
+// WithNativeTools); no request is made.
+var ErrNoNativeTools = errors.New("no native tools")
+
 // ErrMaxRounds is wrapped by the error Run returns when the model still called
 // tools after the round limit (WithMaxRounds); the Result then holds the history
 // so far, so the conversation can go on.
@@ -67,6 +72,7 @@ type options struct {
 	stream    bool
 	show      func(string)
 	native    bool
+	maxReply  int
 	onCall    func(mcs.CallRecord)
 	hooks     []RoundHook
 }
@@ -99,10 +105,17 @@ func WithStream(show func(text string)) Option {
 	}
 }
 
-// WithNativeTools(true) sends the tools as native tool objects (the driver's
-// NativeToolContext) when the driver implements mcs.SupportsNativeTools and
-// accepts the model; otherwise, and by default, the tools are in the system
-// message (the text protocol).
+// WithNativeTools(true) sends the tools as native tool objects, with the
+// driver's native system message (mcs.SupportsNativeTools), instead of putting
+// them in the system message (the text protocol, the default).
+//
+// A *mcs.BaseDriver, or a driver that embeds one (an orchestrator), built without
+// mcs.WithNativeTools gets the system message and the tool objects it would give
+// with that option accepting every model. Run fails with an error wrapping
+// ErrNoNativeTools, before any request, when the driver's mcs.WithNativeTools
+// predicate refuses the model, or when the driver is of another kind and gives no
+// tools (or does not implement mcs.SupportsNativeTools): it never falls back to
+// the text protocol unasked.
 func WithNativeTools(on bool) Option { return func(o *options) { o.native = on } }
 
 // WithOnCall calls f with every call's record as soon as the call has run, in
@@ -138,7 +151,7 @@ func New(d mcs.Driver, m Model, opts ...Option) *Runner {
 	if d == nil || m == nil {
 		panic("runner: New needs a driver and a model")
 	}
-	r := &Runner{d: d, m: m, o: options{maxRounds: DefaultMaxRounds}}
+	r := &Runner{d: d, m: m, o: options{maxRounds: DefaultMaxRounds, maxReply: DefaultMaxReplyBytes}}
 	for _, opt := range opts {
 		if opt != nil {
 			opt(&r.o)
@@ -180,12 +193,13 @@ func (r *Runner) Run(ctx context.Context, history []map[string]any, input string
 		if res.Rounds >= r.o.maxRounds {
 			return res, fmt.Errorf("runner: %w: the model still called tools after %d requests", ErrMaxRounds, r.o.maxRounds)
 		}
+		round := res.Rounds + 1
 		again, err := r.round(ctx, res)
 		if err != nil {
 			if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
 				err = fmt.Errorf("%w (%w)", ctx.Err(), err)
 			}
-			return res, fmt.Errorf("runner: round %d: %w", res.Rounds, err)
+			return res, fmt.Errorf("runner: round %d: %w", round, err)
 		}
 		if !again {
 			return res, nil
@@ -193,15 +207,15 @@ func (r *Runner) Run(ctx context.Context, history []map[string]any, input string
 	}
 }
 
-// request builds the round's request: the system message (native when asked for
-// and the driver accepts the model) and the history.
+// request builds the round's request: the system message and the tools (native
+// when asked for), and the history.
 func (r *Runner) request(ctx context.Context, res *Result) (Request, error) {
-	req := Request{Messages: res.History}
+	req := Request{Messages: res.History, MaxReplyBytes: r.o.maxReply}
 	model := r.m.Name()
-	if nd, ok := r.d.(mcs.SupportsNativeTools); ok && r.o.native {
-		nc, err := nd.NativeToolContext(ctx, model)
+	if r.o.native {
+		nc, err := r.nativeContext(ctx, model)
 		if err != nil {
-			return req, fmt.Errorf("driver native tool context: %w", err)
+			return req, err
 		}
 		req.System, req.Tools = nc.SystemMessage, nc.Tools
 		return req, nil
