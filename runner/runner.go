@@ -254,49 +254,109 @@ func (r *Runner) round(ctx context.Context, res *Result) (again bool, err error)
 	}()
 
 	var resps []mcs.Response
-	take := func(resp mcs.Response) {
-		if resp.Calls == nil && resp.Messages == nil && resp.RetryPrompt == "" {
-			return
-		}
-		resps = append(resps, resp)
-		for _, c := range resp.Calls {
-			r.record(res, c)
-		}
-	}
 	if streaming {
-		buf := sd.NewStreamBuffer()
-		step := func() {
-			take(sd.ProcessStream(ctx, buf))
-			if t := buf.Text(); t != "" && r.o.show != nil {
-				r.o.show(t)
-			}
-		}
-		reply, err = r.m.Stream(ctx, req, func(chunk any) {
-			buf.Add(chunk)
-			step()
-		})
-		buf.Finish()
-		step()
+		reply, resps, err = r.stream(ctx, req, res, sd)
 		if err != nil {
 			r.appendResponses(res, resps)
 			return false, err
-		}
-		if reply.Message == nil {
-			reply.Message = buf.Message()
 		}
 	} else {
 		reply, err = r.m.Generate(ctx, req)
 		if err != nil {
 			return false, err
 		}
-		take(r.d.ProcessLLMResponse(ctx, reply.Message))
+		r.take(res, &resps, r.d.ProcessLLMResponse(ctx, reply.Message))
 	}
 	res.Usage = res.Usage.Add(reply.Usage)
-	again, err = r.settle(ctx, res, reply.Message, resps)
+	again, err = r.settle(ctx, res, reply.Message, resps, streaming)
 	if err == nil && !again && r.o.stream && !streaming && r.o.show != nil && res.Text != "" {
 		r.o.show(res.Text)
 	}
 	return again, err
+}
+
+// stream makes the round's request streaming: every chunk goes into the driver's
+// stream buffer and the driver decides on it at once, so a call runs as soon as
+// it is complete. show gets the text the buffer releases, in order around the
+// calls: the text before a call before its record reaches WithOnCall, the text
+// after it afterwards. The Responses of text calls are returned as the whole
+// reply's would be (see wholeText).
+func (r *Runner) stream(ctx context.Context, req Request, res *Result, sd mcs.SupportsStreaming) (Reply, []mcs.Response, error) {
+	buf := sd.NewStreamBuffer()
+	var resps []mcs.Response
+	echoed := 0 // bytes of the buffer's text that the text calls' messages hold
+	step := func() {
+		resp := sd.ProcessStream(ctx, buf)
+		text, after := buf.Text(), ""
+		if len(resp.Calls) > 0 && !hasNativeCall(resp) {
+			// The driver's messages hold the text up to the end of the last call
+			// run now: what Text released past that comes after the calls.
+			for _, m := range resp.Messages {
+				if c, ok := m["content"].(string); ok && m["role"] == "assistant" {
+					echoed += len(c)
+				}
+			}
+			if all := buf.Content(); echoed <= len(all) && strings.HasSuffix(text, all[echoed:]) {
+				text, after = text[:len(text)-(len(all)-echoed)], all[echoed:]
+			}
+		}
+		r.show(text)
+		r.take(res, &resps, resp)
+		r.show(after)
+	}
+	reply, err := r.m.Stream(ctx, req, func(chunk any) {
+		buf.Add(chunk)
+		step()
+	})
+	buf.Finish()
+	step()
+	if reply.Message == nil {
+		reply.Message = buf.Message()
+	}
+	if err != nil && len(resps) > 0 && !slices.ContainsFunc(resps, hasNativeCall) {
+		resps = wholeText(buf.Message(), resps)
+	}
+	return reply, resps, err
+}
+
+func (r *Runner) show(text string) {
+	if text != "" && r.o.show != nil {
+		r.o.show(text)
+	}
+}
+
+// take keeps a Response that says something and records its calls.
+func (r *Runner) take(res *Result, resps *[]mcs.Response, resp mcs.Response) {
+	if resp.Calls == nil && resp.Messages == nil && resp.RetryPrompt == "" {
+		return
+	}
+	*resps = append(*resps, resp)
+	for _, c := range resp.Calls {
+		r.record(res, c)
+	}
+}
+
+// wholeText returns the Responses of a streamed text reply as ProcessLLMResponse
+// gives them for the whole reply, so that a streamed and an unstreamed
+// conversation leave the same history: one assistant message with all of the
+// reply's text (the text after the last call included) first, in place of the
+// driver's echo of each part, then every result in order, and only the first
+// retry prompt.
+func wholeText(msg map[string]any, resps []mcs.Response) []mcs.Response {
+	out := make([]mcs.Response, 0, len(resps)+1)
+	out = append(out, mcs.Response{Messages: []map[string]any{{"role": "assistant", "content": mcs.NewReply(msg).Text}}})
+	retry := false
+	for _, resp := range resps {
+		if len(resp.Messages) > 0 && resp.Messages[0]["role"] == "assistant" {
+			resp.Messages = resp.Messages[1:]
+		}
+		if retry {
+			resp.RetryPrompt = ""
+		}
+		retry = retry || resp.RetryPrompt != ""
+		out = append(out, resp)
+	}
+	return out
 }
 
 func (r *Runner) record(res *Result, c mcs.CallRecord) {
@@ -327,8 +387,11 @@ func (r *Runner) appendRetry(res *Result, retry []string) {
 
 // settle appends the round's outcome to the history: the driver's messages, the
 // answers to every call it did not own, the retry prompts, or the final answer.
-func (r *Runner) settle(ctx context.Context, res *Result, msg map[string]any, resps []mcs.Response) (again bool, err error) {
+func (r *Runner) settle(ctx context.Context, res *Result, msg map[string]any, resps []mcs.Response, streamed bool) (again bool, err error) {
 	format, found := mcs.ExtractCalls(msg, r.strategies...)
+	if streamed && format == r.textFormat && len(resps) > 0 {
+		resps = wholeText(msg, resps)
+	}
 	var owned []mcs.CallRecord
 	for _, resp := range resps {
 		owned = append(owned, resp.Calls...)
@@ -431,8 +494,8 @@ func (r *Runner) settle(ctx context.Context, res *Result, msg map[string]any, re
 			retry = append(retry, resp.RetryPrompt)
 		}
 	}
-	// A streamed reply's messages end at the driver's last call, a whole reply's
-	// hold all of it: append the rest only when it is not there yet.
+	// The driver's messages hold all of the reply (a streamed one's too, see
+	// wholeText): append the rest only when a driver's echo left it out.
 	rest := strings.TrimSpace(text[end:])
 	if !ran {
 		res.History = append(res.History, msg)
