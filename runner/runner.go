@@ -91,6 +91,30 @@ func WithMaxRounds(n int) Option {
 	}
 }
 
+// WithMaxReplyBytes sets the most bytes one model reply may hold, streamed or
+// not: its text, reasoning and call arguments (the string values of the reply
+// but those of labels such as "type" and "role"; the whole text of a text
+// stream), and, when streamed, 16 bytes for every chunk, so that an endless
+// stream of empty chunks ends too. n < 0 removes the limit; 0 keeps the default
+// (DefaultMaxReplyBytes).
+//
+// A stream that passes the limit is cancelled at once (its context ends): the
+// chunk that passed it and any later one are not processed, calls that ran
+// before stay in the history, and Run returns a *ModelError wrapping
+// ErrReplyTooLarge. A non-streamed reply that passes it is not processed: no call
+// of it runs. The limit also goes to the Model in Request.MaxReplyBytes, so that
+// an adapter can stop reading first.
+func WithMaxReplyBytes(n int) Option {
+	return func(o *options) {
+		switch {
+		case n > 0:
+			o.maxReply = n
+		case n < 0:
+			o.maxReply = -1
+		}
+	}
+}
+
 // WithStream makes the runner stream every request through the driver's
 // StreamBuffer and ProcessStream: a call runs as soon as it is complete, and show
 // (which may be nil) receives exactly what the buffer's Text releases, in order,
@@ -265,6 +289,9 @@ func (r *Runner) round(ctx context.Context, res *Result) (again bool, err error)
 		if err != nil {
 			return false, err
 		}
+		if r.o.maxReply > 0 && payloadBytes(reply.Message) > r.o.maxReply {
+			return false, r.tooLarge(false)
+		}
 		r.take(res, &resps, r.d.ProcessLLMResponse(ctx, reply.Message))
 	}
 	res.Usage = res.Usage.Add(reply.Usage)
@@ -304,12 +331,30 @@ func (r *Runner) stream(ctx context.Context, req Request, res *Result, sd mcs.Su
 		r.take(res, &resps, resp)
 		r.show(after)
 	}
-	reply, err := r.m.Stream(ctx, req, func(chunk any) {
+	// The stream's own context ends when the reply passes the limit.
+	sctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	meter := replyMeter{max: r.o.maxReply, textFormat: r.textFormat}
+	var over error
+	reply, err := r.m.Stream(sctx, req, func(chunk any) {
+		if over != nil {
+			return
+		}
 		buf.Add(chunk)
+		if !meter.add(buf, chunk) {
+			over = r.tooLarge(true)
+			cancel(over)
+			return
+		}
 		step()
 	})
-	buf.Finish()
-	step()
+	if over != nil {
+		// Nothing more of this reply is processed: its calls still forming never run.
+		err = over
+	} else {
+		buf.Finish()
+		step()
+	}
 	if reply.Message == nil {
 		reply.Message = buf.Message()
 	}
