@@ -114,7 +114,10 @@ func valueBytes(v any) int {
 	case json.Number:
 		return len(x)
 	case bool:
-		return 5
+		if x {
+			return len("true")
+		}
+		return len("false")
 	case nil:
 		return 4
 	}
