@@ -48,6 +48,13 @@ type Request struct {
 	// converts them into its provider's tool shape without losing any part of the
 	// parameter schema.
 	Tools []map[string]any
+	// MaxReplyBytes is the most bytes of text, reasoning and call arguments the
+	// reply may hold (WithMaxReplyBytes): 0 means DefaultMaxReplyBytes, a negative
+	// value no limit. The runner enforces it on every Model, on what Generate
+	// returns and on what Stream hands over, and cancels a stream that passes it;
+	// an adapter may also bound what it reads (the adapters of this module read at
+	// most 4×MaxReplyBytes + 1 MiB of a response body that is not streamed).
+	MaxReplyBytes int
 }
 
 // Reply is one complete model answer.
@@ -84,6 +91,13 @@ var (
 	ErrUnreachable = errors.New("model endpoint unreachable")
 	// ErrUnknownModel: the provider does not serve the model named.
 	ErrUnknownModel = errors.New("unknown model")
+	// ErrRedirectRefused: the endpoint redirected the request to another origin
+	// (another scheme, host or port, https to http among them); the request was
+	// not sent there, so the key stays with the configured origin.
+	ErrRedirectRefused = errors.New("redirect to another origin refused")
+	// ErrReplyTooLarge: one reply passed the limit of WithMaxReplyBytes; the
+	// request was cancelled.
+	ErrReplyTooLarge = errors.New("reply too large")
 )
 
 // ModelError is the one error type of the adapters of this module: what failed,
@@ -99,9 +113,16 @@ type ModelError struct {
 	Err      error  // the SDK's error, for errors.As
 }
 
-// Error returns "<provider> model <model> at <endpoint>: <kind>: <detail>; <hint>".
+// Error returns "<provider> model <model> at <endpoint>: <kind>: <detail>; <hint>";
+// the provider and the endpoint are left out when they are not known.
 func (e *ModelError) Error() string {
-	msg := fmt.Sprintf("%s model %q at %s", e.Provider, e.Model, e.Endpoint)
+	msg := fmt.Sprintf("model %q", e.Model)
+	if e.Provider != "" {
+		msg = e.Provider + " " + msg
+	}
+	if e.Endpoint != "" {
+		msg += " at " + e.Endpoint
+	}
 	if e.Kind != nil {
 		msg += ": " + e.Kind.Error()
 	}

@@ -18,6 +18,11 @@ import (
 	"github.com/mcs-go/mcs"
 )
 
+// ErrNoNativeTools is wrapped by the error Run returns when WithNativeTools(true)
+// was given but the driver cannot give native tools for the model (see
+// WithNativeTools); no request is made.
+var ErrNoNativeTools = errors.New("no native tools")
+
 // ErrMaxRounds is wrapped by the error Run returns when the model still called
 // tools after the round limit (WithMaxRounds); the Result then holds the history
 // so far, so the conversation can go on.
@@ -25,6 +30,10 @@ var ErrMaxRounds = errors.New("round limit reached")
 
 // DefaultMaxRounds is the round limit when WithMaxRounds is not given.
 const DefaultMaxRounds = 10
+
+// DefaultMaxReplyBytes is the reply limit when WithMaxReplyBytes is not given:
+// 8 MiB of text, reasoning and call arguments.
+const DefaultMaxReplyBytes = 8 << 20
 
 // Result is the outcome of one Run.
 type Result struct {
@@ -63,6 +72,7 @@ type options struct {
 	stream    bool
 	show      func(string)
 	native    bool
+	maxReply  int
 	onCall    func(mcs.CallRecord)
 	hooks     []RoundHook
 }
@@ -81,6 +91,30 @@ func WithMaxRounds(n int) Option {
 	}
 }
 
+// WithMaxReplyBytes sets the most bytes one model reply may hold, streamed or
+// not: its text, reasoning and call arguments (the string values of the reply
+// but those of labels such as "type" and "role"; the whole text of a text
+// stream), and, when streamed, 16 bytes for every chunk, so that an endless
+// stream of empty chunks ends too. n < 0 removes the limit; 0 keeps the default
+// (DefaultMaxReplyBytes).
+//
+// A stream that passes the limit is cancelled at once (its context ends): the
+// chunk that passed it and any later one are not processed, calls that ran
+// before stay in the history, and Run returns a *ModelError wrapping
+// ErrReplyTooLarge. A non-streamed reply that passes it is not processed: no call
+// of it runs. The limit also goes to the Model in Request.MaxReplyBytes, so that
+// an adapter can stop reading first.
+func WithMaxReplyBytes(n int) Option {
+	return func(o *options) {
+		switch {
+		case n > 0:
+			o.maxReply = n
+		case n < 0:
+			o.maxReply = -1
+		}
+	}
+}
+
 // WithStream makes the runner stream every request through the driver's
 // StreamBuffer and ProcessStream: a call runs as soon as it is complete, and show
 // (which may be nil) receives exactly what the buffer's Text releases, in order,
@@ -95,10 +129,17 @@ func WithStream(show func(text string)) Option {
 	}
 }
 
-// WithNativeTools(true) sends the tools as native tool objects (the driver's
-// NativeToolContext) when the driver implements mcs.SupportsNativeTools and
-// accepts the model; otherwise, and by default, the tools are in the system
-// message (the text protocol).
+// WithNativeTools(true) sends the tools as native tool objects, with the
+// driver's native system message (mcs.SupportsNativeTools), instead of putting
+// them in the system message (the text protocol, the default).
+//
+// A *mcs.BaseDriver, or a driver that embeds one (an orchestrator), built without
+// mcs.WithNativeTools gets the system message and the tool objects it would give
+// with that option accepting every model. Run fails with an error wrapping
+// ErrNoNativeTools, before any request, when the driver's mcs.WithNativeTools
+// predicate refuses the model, or when the driver is of another kind and gives no
+// tools (or does not implement mcs.SupportsNativeTools): it never falls back to
+// the text protocol unasked.
 func WithNativeTools(on bool) Option { return func(o *options) { o.native = on } }
 
 // WithOnCall calls f with every call's record as soon as the call has run, in
@@ -134,7 +175,7 @@ func New(d mcs.Driver, m Model, opts ...Option) *Runner {
 	if d == nil || m == nil {
 		panic("runner: New needs a driver and a model")
 	}
-	r := &Runner{d: d, m: m, o: options{maxRounds: DefaultMaxRounds}}
+	r := &Runner{d: d, m: m, o: options{maxRounds: DefaultMaxRounds, maxReply: DefaultMaxReplyBytes}}
 	for _, opt := range opts {
 		if opt != nil {
 			opt(&r.o)
@@ -176,12 +217,13 @@ func (r *Runner) Run(ctx context.Context, history []map[string]any, input string
 		if res.Rounds >= r.o.maxRounds {
 			return res, fmt.Errorf("runner: %w: the model still called tools after %d requests", ErrMaxRounds, r.o.maxRounds)
 		}
+		round := res.Rounds + 1
 		again, err := r.round(ctx, res)
 		if err != nil {
 			if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
 				err = fmt.Errorf("%w (%w)", ctx.Err(), err)
 			}
-			return res, fmt.Errorf("runner: round %d: %w", res.Rounds, err)
+			return res, fmt.Errorf("runner: round %d: %w", round, err)
 		}
 		if !again {
 			return res, nil
@@ -189,15 +231,15 @@ func (r *Runner) Run(ctx context.Context, history []map[string]any, input string
 	}
 }
 
-// request builds the round's request: the system message (native when asked for
-// and the driver accepts the model) and the history.
+// request builds the round's request: the system message and the tools (native
+// when asked for), and the history.
 func (r *Runner) request(ctx context.Context, res *Result) (Request, error) {
-	req := Request{Messages: res.History}
+	req := Request{Messages: res.History, MaxReplyBytes: r.o.maxReply}
 	model := r.m.Name()
-	if nd, ok := r.d.(mcs.SupportsNativeTools); ok && r.o.native {
-		nc, err := nd.NativeToolContext(ctx, model)
+	if r.o.native {
+		nc, err := r.nativeContext(ctx, model)
 		if err != nil {
-			return req, fmt.Errorf("driver native tool context: %w", err)
+			return req, err
 		}
 		req.System, req.Tools = nc.SystemMessage, nc.Tools
 		return req, nil
@@ -236,49 +278,130 @@ func (r *Runner) round(ctx context.Context, res *Result) (again bool, err error)
 	}()
 
 	var resps []mcs.Response
-	take := func(resp mcs.Response) {
-		if resp.Calls == nil && resp.Messages == nil && resp.RetryPrompt == "" {
-			return
-		}
-		resps = append(resps, resp)
-		for _, c := range resp.Calls {
-			r.record(res, c)
-		}
-	}
 	if streaming {
-		buf := sd.NewStreamBuffer()
-		step := func() {
-			take(sd.ProcessStream(ctx, buf))
-			if t := buf.Text(); t != "" && r.o.show != nil {
-				r.o.show(t)
-			}
-		}
-		reply, err = r.m.Stream(ctx, req, func(chunk any) {
-			buf.Add(chunk)
-			step()
-		})
-		buf.Finish()
-		step()
+		reply, resps, err = r.stream(ctx, req, res, sd)
 		if err != nil {
 			r.appendResponses(res, resps)
 			return false, err
-		}
-		if reply.Message == nil {
-			reply.Message = buf.Message()
 		}
 	} else {
 		reply, err = r.m.Generate(ctx, req)
 		if err != nil {
 			return false, err
 		}
-		take(r.d.ProcessLLMResponse(ctx, reply.Message))
+		if r.o.maxReply > 0 && payloadBytes(reply.Message) > r.o.maxReply {
+			return false, r.tooLarge(false)
+		}
+		r.take(res, &resps, r.d.ProcessLLMResponse(ctx, reply.Message))
 	}
 	res.Usage = res.Usage.Add(reply.Usage)
-	again, err = r.settle(ctx, res, reply.Message, resps)
+	again, err = r.settle(ctx, res, reply.Message, resps, streaming)
 	if err == nil && !again && r.o.stream && !streaming && r.o.show != nil && res.Text != "" {
 		r.o.show(res.Text)
 	}
 	return again, err
+}
+
+// stream makes the round's request streaming: every chunk goes into the driver's
+// stream buffer and the driver decides on it at once, so a call runs as soon as
+// it is complete. show gets the text the buffer releases, in order around the
+// calls: the text before a call before its record reaches WithOnCall, the text
+// after it afterwards. The Responses of text calls are returned as the whole
+// reply's would be (see wholeText).
+func (r *Runner) stream(ctx context.Context, req Request, res *Result, sd mcs.SupportsStreaming) (Reply, []mcs.Response, error) {
+	buf := sd.NewStreamBuffer()
+	var resps []mcs.Response
+	echoed := 0 // bytes of the buffer's text that the text calls' messages hold
+	step := func() {
+		resp := sd.ProcessStream(ctx, buf)
+		text, after := buf.Text(), ""
+		if len(resp.Calls) > 0 && !hasNativeCall(resp) {
+			// The driver's messages hold the text up to the end of the last call
+			// run now: what Text released past that comes after the calls.
+			for _, m := range resp.Messages {
+				if c, ok := m["content"].(string); ok && m["role"] == "assistant" {
+					echoed += len(c)
+				}
+			}
+			if all := buf.Content(); echoed <= len(all) && strings.HasSuffix(text, all[echoed:]) {
+				text, after = text[:len(text)-(len(all)-echoed)], all[echoed:]
+			}
+		}
+		r.show(text)
+		r.take(res, &resps, resp)
+		r.show(after)
+	}
+	// The stream's own context ends when the reply passes the limit.
+	sctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	meter := replyMeter{max: r.o.maxReply, textFormat: r.textFormat}
+	var over error
+	reply, err := r.m.Stream(sctx, req, func(chunk any) {
+		if over != nil {
+			return
+		}
+		buf.Add(chunk)
+		if !meter.add(buf, chunk) {
+			over = r.tooLarge(true)
+			cancel(over)
+			return
+		}
+		step()
+	})
+	if over != nil {
+		// Nothing more of this reply is processed: its calls still forming never run.
+		err = over
+	} else {
+		buf.Finish()
+		step()
+	}
+	if reply.Message == nil {
+		reply.Message = buf.Message()
+	}
+	if err != nil && len(resps) > 0 && !slices.ContainsFunc(resps, hasNativeCall) {
+		resps = wholeText(buf.Message(), resps)
+	}
+	return reply, resps, err
+}
+
+func (r *Runner) show(text string) {
+	if text != "" && r.o.show != nil {
+		r.o.show(text)
+	}
+}
+
+// take keeps a Response that says something and records its calls.
+func (r *Runner) take(res *Result, resps *[]mcs.Response, resp mcs.Response) {
+	if resp.Calls == nil && resp.Messages == nil && resp.RetryPrompt == "" {
+		return
+	}
+	*resps = append(*resps, resp)
+	for _, c := range resp.Calls {
+		r.record(res, c)
+	}
+}
+
+// wholeText returns the Responses of a streamed text reply as ProcessLLMResponse
+// gives them for the whole reply, so that a streamed and an unstreamed
+// conversation leave the same history: one assistant message with all of the
+// reply's text (the text after the last call included) first, in place of the
+// driver's echo of each part, then every result in order, and only the first
+// retry prompt.
+func wholeText(msg map[string]any, resps []mcs.Response) []mcs.Response {
+	out := make([]mcs.Response, 0, len(resps)+1)
+	out = append(out, mcs.Response{Messages: []map[string]any{{"role": "assistant", "content": mcs.NewReply(msg).Text}}})
+	retry := false
+	for _, resp := range resps {
+		if len(resp.Messages) > 0 && resp.Messages[0]["role"] == "assistant" {
+			resp.Messages = resp.Messages[1:]
+		}
+		if retry {
+			resp.RetryPrompt = ""
+		}
+		retry = retry || resp.RetryPrompt != ""
+		out = append(out, resp)
+	}
+	return out
 }
 
 func (r *Runner) record(res *Result, c mcs.CallRecord) {
@@ -309,8 +432,11 @@ func (r *Runner) appendRetry(res *Result, retry []string) {
 
 // settle appends the round's outcome to the history: the driver's messages, the
 // answers to every call it did not own, the retry prompts, or the final answer.
-func (r *Runner) settle(ctx context.Context, res *Result, msg map[string]any, resps []mcs.Response) (again bool, err error) {
+func (r *Runner) settle(ctx context.Context, res *Result, msg map[string]any, resps []mcs.Response, streamed bool) (again bool, err error) {
 	format, found := mcs.ExtractCalls(msg, r.strategies...)
+	if streamed && format == r.textFormat && len(resps) > 0 {
+		resps = wholeText(msg, resps)
+	}
 	var owned []mcs.CallRecord
 	for _, resp := range resps {
 		owned = append(owned, resp.Calls...)
@@ -413,8 +539,8 @@ func (r *Runner) settle(ctx context.Context, res *Result, msg map[string]any, re
 			retry = append(retry, resp.RetryPrompt)
 		}
 	}
-	// A streamed reply's messages end at the driver's last call, a whole reply's
-	// hold all of it: append the rest only when it is not there yet.
+	// The driver's messages hold all of the reply (a streamed one's too, see
+	// wholeText): append the rest only when a driver's echo left it out.
 	rest := strings.TrimSpace(text[end:])
 	if !ran {
 		res.History = append(res.History, msg)

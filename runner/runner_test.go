@@ -186,14 +186,10 @@ func TestTextCallsOwnedAndForeign(t *testing.T) {
 		}
 		want := []string{
 			"user: go",
-			"assistant: " + reply, // a whole reply: the driver's echo holds all of it
+			"assistant: " + reply, // streamed or not, the driver's echo holds all of it
 			framed("get_time", map[string]any{"zone": "UTC"}, "12:00 UTC"),
 			"user: The call to the tool 'get_tme' failed: unknown tool: tool \"get_tme\" does not exist; the closest tools are \"get_time\", \"get_weather\"\n" +
 				"Check the tool name and the arguments against the tool list and try again, or answer the user without the tool.",
-		}
-		if stream { // a streamed reply's echo ends at the driver's call; the rest follows
-			want = append(want[:1], `assistant: First {"tool": "get_time", "arguments": {"zone": "UTC"}}`, want[2],
-				`assistant:  then {"tool": "get_tme", "arguments": {}}`, want[3])
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("stream=%v: second request (-want +got):\n%s", stream, diff)

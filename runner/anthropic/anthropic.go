@@ -11,11 +11,11 @@
 package anthropic
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	ep "github.com/mcs-go/mcs/runner/internal/endpoint"
 	"net/http"
 	"net/url"
 	"strings"
@@ -26,6 +26,7 @@ import (
 
 	"github.com/mcs-go/mcs/internal/textcut"
 	"github.com/mcs-go/mcs/runner"
+	ep "github.com/mcs-go/mcs/runner/internal/endpoint"
 )
 
 // DefaultBaseURL is the endpoint when neither Config.BaseURL nor
@@ -44,7 +45,12 @@ type Config struct {
 	BaseURL string
 	// APIKey is sent as x-api-key; "" uses ANTHROPIC_API_KEY. Required.
 	APIKey string
-	// HTTPClient sends the requests; nil uses http.DefaultClient.
+	// HTTPClient sends the requests; nil uses a client on http.DefaultTransport.
+	// The Model uses a copy whose redirects stay on the base URL's origin (the
+	// same scheme, host and port): a redirect elsewhere is not followed and the
+	// request fails with an error wrapping runner.ErrRedirectRefused, so the key
+	// never leaves that origin. The client's own redirect policy, if any, is asked
+	// after that check.
 	HTTPClient *http.Client
 	// MaxTokens caps the tokens of each reply; 0 means DefaultMaxTokens.
 	MaxTokens int
@@ -71,7 +77,7 @@ func New(cfg Config) (*Model, error) {
 	if strings.TrimSpace(cfg.Model) == "" {
 		return nil, errors.New("anthropic: no model name: set Config.Model (for example claude-sonnet-4-5)")
 	}
-	endpoint, _, err := ep.Resolve("anthropic", cfg.BaseURL, "ANTHROPIC_BASE_URL", DefaultBaseURL, DefaultBaseURL)
+	endpoint, u, err := ep.Resolve("anthropic", cfg.BaseURL, "ANTHROPIC_BASE_URL", DefaultBaseURL, DefaultBaseURL)
 	if err != nil {
 		return nil, err
 	}
@@ -83,10 +89,9 @@ func New(cfg Config) (*Model, error) {
 	if cfg.MaxTokens <= 0 {
 		cfg.MaxTokens = DefaultMaxTokens
 	}
-	opts := []option.RequestOption{option.WithBaseURL(endpoint), option.WithAPIKey(key)}
-	if cfg.HTTPClient != nil {
-		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
-	}
+	// The key goes only to the configured origin: a redirect elsewhere is refused.
+	opts := []option.RequestOption{option.WithBaseURL(endpoint), option.WithAPIKey(key),
+		option.WithHTTPClient(ep.Client(cfg.HTTPClient, u))}
 	retries := 2
 	if cfg.MaxRetries != 0 {
 		retries = max(cfg.MaxRetries, 0)
@@ -172,9 +177,11 @@ func Tool(t map[string]any) map[string]any {
 
 // Generate sends req without streaming and returns the assistant turn.
 func (m *Model) Generate(ctx context.Context, req runner.Request) (runner.Reply, error) {
-	msg, err := m.client.Messages.New(ctx, m.params(req))
+	rctx, mw, cause, stop := ep.Bound(ctx, ep.BodyLimit(req.MaxReplyBytes))
+	defer stop()
+	msg, err := m.client.Messages.New(rctx, m.params(req), option.WithMiddleware(mw))
 	if err != nil {
-		return runner.Reply{}, m.wrap(ctx, err)
+		return runner.Reply{}, m.wrap(ctx, cmp.Or(cause(), err))
 	}
 	out, err := assistant(msg.RawJSON())
 	if err != nil {
@@ -186,7 +193,9 @@ func (m *Model) Generate(ctx context.Context, req runner.Request) (runner.Reply,
 // Stream sends req with streaming, passes every event's JSON to chunk and returns
 // the turn the SDK's accumulator built.
 func (m *Model) Stream(ctx context.Context, req runner.Request, chunk func(any)) (runner.Reply, error) {
-	stream := m.client.Messages.NewStreaming(ctx, m.params(req))
+	rctx, mw, cause, stop := ep.Bound(ctx, 0) // the runner counts what a stream carries
+	defer stop()
+	stream := m.client.Messages.NewStreaming(rctx, m.params(req), option.WithMiddleware(mw))
 	defer stream.Close()
 	var acc ant.Message
 	var accErr error
@@ -201,7 +210,7 @@ func (m *Model) Stream(ctx context.Context, req runner.Request, chunk func(any))
 	}
 	reply := runner.Reply{Usage: usage(acc.Usage)}
 	if err := stream.Err(); err != nil {
-		return reply, m.wrap(ctx, err)
+		return reply, m.wrap(ctx, cmp.Or(cause(), err))
 	}
 	if ctx.Err() != nil {
 		return reply, m.wrap(ctx, ctx.Err())
@@ -254,6 +263,14 @@ func (m *Model) wrap(ctx context.Context, err error) error {
 	}
 	e := &runner.ModelError{Provider: "anthropic", Endpoint: m.endpoint, Model: m.cfg.Model, Err: err}
 	var apierr *ant.Error
+	if kind, detail, ok := ep.Refusal(err); ok {
+		e.Kind, e.Detail = kind, detail
+		e.Hint = "if the API lives there, set the base URL to it (--base-url or ANTHROPIC_BASE_URL)"
+		if kind == runner.ErrReplyTooLarge {
+			e.Hint = "ask for a shorter reply (Config.MaxTokens), or raise the limit (runner.WithMaxReplyBytes) for a server you trust"
+		}
+		return e
+	}
 	switch {
 	case errors.As(err, &apierr) && apierr.StatusCode < 300:
 		// An error event inside a stream that had started well.

@@ -9,11 +9,11 @@
 package openai
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	ep "github.com/mcs-go/mcs/runner/internal/endpoint"
 	"net/http"
 	"net/url"
 	"strings"
@@ -25,6 +25,7 @@ import (
 
 	"github.com/mcs-go/mcs/internal/textcut"
 	"github.com/mcs-go/mcs/runner"
+	ep "github.com/mcs-go/mcs/runner/internal/endpoint"
 )
 
 // DefaultBaseURL is the endpoint when neither Config.BaseURL nor OPENAI_BASE_URL
@@ -41,7 +42,12 @@ type Config struct {
 	// APIKey is sent as a bearer token; "" uses OPENAI_API_KEY. A key is required
 	// for DefaultBaseURL only: local servers usually need none.
 	APIKey string
-	// HTTPClient sends the requests; nil uses http.DefaultClient.
+	// HTTPClient sends the requests; nil uses a client on http.DefaultTransport.
+	// The Model uses a copy whose redirects stay on the base URL's origin (the
+	// same scheme, host and port): a redirect elsewhere is not followed and the
+	// request fails with an error wrapping runner.ErrRedirectRefused, so the key
+	// never leaves that origin. The client's own redirect policy, if any, is asked
+	// after that check.
 	HTTPClient *http.Client
 	// MaxTokens caps the tokens of each reply (max_completion_tokens); 0 leaves it
 	// to the server.
@@ -82,10 +88,9 @@ func New(cfg Config) (*Model, error) {
 	if key == "" {
 		key = "none" // the SDK requires a bearer token; keyless servers ignore it
 	}
-	opts := []option.RequestOption{option.WithBaseURL(endpoint), option.WithAPIKey(key)}
-	if cfg.HTTPClient != nil {
-		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
-	}
+	// The key goes only to the configured origin: a redirect elsewhere is refused.
+	opts := []option.RequestOption{option.WithBaseURL(endpoint), option.WithAPIKey(key),
+		option.WithHTTPClient(ep.Client(cfg.HTTPClient, u))}
 	retries := 2
 	if cfg.MaxRetries != 0 {
 		retries = max(cfg.MaxRetries, 0)
@@ -126,9 +131,11 @@ func (m *Model) params(req runner.Request) oai.ChatCompletionNewParams {
 // Generate sends req without streaming and returns the first choice's message as
 // the server sent it.
 func (m *Model) Generate(ctx context.Context, req runner.Request) (runner.Reply, error) {
-	comp, err := m.client.Chat.Completions.New(ctx, m.params(req))
+	rctx, mw, cause, stop := ep.Bound(ctx, ep.BodyLimit(req.MaxReplyBytes))
+	defer stop()
+	comp, err := m.client.Chat.Completions.New(rctx, m.params(req), option.WithMiddleware(mw))
 	if err != nil {
-		return runner.Reply{}, m.wrap(ctx, err)
+		return runner.Reply{}, m.wrap(ctx, cmp.Or(cause(), err))
 	}
 	if len(comp.Choices) == 0 {
 		return runner.Reply{}, m.fail("the server answered without a choice", nil)
@@ -150,7 +157,9 @@ func (m *Model) Generate(ctx context.Context, req runner.Request) (runner.Reply,
 func (m *Model) Stream(ctx context.Context, req runner.Request, chunk func(any)) (runner.Reply, error) {
 	p := m.params(req)
 	p.StreamOptions = oai.ChatCompletionStreamOptionsParam{IncludeUsage: oai.Bool(true)}
-	stream := m.client.Chat.Completions.NewStreaming(ctx, p)
+	rctx, mw, cause, stop := ep.Bound(ctx, 0) // the runner counts what a stream carries
+	defer stop()
+	stream := m.client.Chat.Completions.NewStreaming(rctx, p, option.WithMiddleware(mw))
 	defer stream.Close()
 	var acc oai.ChatCompletionAccumulator
 	consistent := true
@@ -169,7 +178,7 @@ func (m *Model) Stream(ctx context.Context, req runner.Request, chunk func(any))
 		reply.Message = accumulated(&acc)
 	}
 	if err := stream.Err(); err != nil {
-		return reply, m.wrap(ctx, err)
+		return reply, m.wrap(ctx, cmp.Or(cause(), err))
 	}
 	if ctx.Err() != nil {
 		return reply, m.wrap(ctx, ctx.Err())
@@ -259,6 +268,14 @@ func (m *Model) wrap(ctx context.Context, err error) error {
 	e := &runner.ModelError{Provider: "openai", Endpoint: m.endpoint, Model: m.cfg.Model, Err: err}
 	var apierr *oai.Error
 	var serr *ssestream.StreamError
+	if kind, detail, ok := ep.Refusal(err); ok {
+		e.Kind, e.Detail = kind, detail
+		e.Hint = "if the API lives there, set the base URL to it (--base-url or OPENAI_BASE_URL)"
+		if kind == runner.ErrReplyTooLarge {
+			e.Hint = "ask for a shorter reply (Config.MaxTokens), or raise the limit (runner.WithMaxReplyBytes) for a server you trust"
+		}
+		return e
+	}
 	switch {
 	case errors.As(err, &apierr):
 		e.Status = apierr.StatusCode
