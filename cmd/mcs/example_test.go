@@ -111,6 +111,7 @@ func Example_process() {
 	//       "result": "{\"available\":3,\"pending\":1,\"sold\":1}\n"
 	//     }
 	//   ],
+	//   "unowned": [],
 	//   "messages": [
 	//     {
 	//       "content": "{\"tool\": \"pets__getInventory\", \"arguments\": {}}",
