@@ -22,6 +22,8 @@ const (
 	exitOK     = 0 // success
 	exitFailed = 1 // a tool failed or was denied; health WARNING or UNKNOWN
 	exitUsage  = 2 // a usage or stack error; health ERROR
+
+	exitInterrupted = 130 // interrupted (Ctrl-C), as shells report it: 128 + SIGINT
 )
 
 // exitError carries the exit code of a failed command. An error that is not an
@@ -113,7 +115,8 @@ its embedded demo: a pet store API served on loopback and a small CSV data set,
 behind an audit log and a permission policy.
 
 Exit codes: 0 success, 1 a tool failed, was denied, needs authentication or got invalid
-arguments (health: WARNING or UNKNOWN), 2 a usage or stack error (health: ERROR).`,
+arguments (health: WARNING or UNKNOWN), 2 a usage or stack error (health: ERROR),
+130 interrupted (Ctrl-C).`,
 		Example: `  mcs tools
   mcs call pets__findPetsByStatus status=available
   mcs inspect
