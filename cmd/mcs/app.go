@@ -65,11 +65,17 @@ type app struct {
 	fs        []string
 	csv       []string
 	baseURL   string
+	yes       bool
 
 	// ask answers the permission questions of the stack; nil means asking on
 	// stderr and reading the answer from stdin. A command whose stdin is not
-	// the user's (serve-mcp) sets it before the stack is built.
+	// the user's (serve-mcp) sets it before the stack is built: nobody can be
+	// asked then, so the driver flags' writes are refused and a stack file that
+	// needs trust is not trusted.
 	ask permission.ConsentFunc
+	// prompt, when set and ask is not, asks the user in place of the default
+	// question on stderr (chat asks inside the chat).
+	prompt permission.ConsentFunc
 
 	st     *stack.Stack
 	demo   *demo.Demo
@@ -110,7 +116,10 @@ func (a *app) root() *cobra.Command {
 		Short: "Inspect, call and compose MCS drivers from the terminal",
 		Long: `mcs inspects, calls and composes MCS drivers. The drivers and their middleware
 are declared in a stack file: mcs.toml in the current directory, or --stack FILE.
---openapi, --fs and --csv declare drivers without a file. With neither, mcs runs
+--openapi, --fs and --csv declare drivers without a file: their calls are
+audited on stderr, reads run and every other call is asked (--yes runs them
+unasked; serve-mcp over stdio, where nobody can be asked, refuses them). With
+neither, mcs runs
 its embedded demo: a pet store API served on loopback and a small CSV data set,
 behind an audit log and a permission policy.
 
@@ -138,6 +147,7 @@ arguments (health: WARNING or UNKNOWN), 2 a usage or stack error (health: ERROR)
 	f.StringArrayVar(&a.fs, "fs", nil, "a directory to use with the filesystem driver (read-only); repeatable")
 	f.StringArrayVar(&a.csv, "csv", nil, "a directory of CSV files to use with the CSV driver; repeatable")
 	f.StringVar(&a.baseURL, "base-url", "", "the base URL of the --openapi APIs, replacing the documents' servers")
+	f.BoolVarP(&a.yes, "yes", "y", false, "run every call of the --openapi, --fs and --csv drivers without asking, writes included (by default reads run and the rest is asked); with mcs trust: trust without asking")
 	for _, c := range commands {
 		root.AddCommand(c(a))
 	}
@@ -173,7 +183,18 @@ func (a *app) load() (*stack.Stack, error) {
 	case shortcuts > 0 && a.stackFile != "":
 		return nil, errors.New("--stack and the driver flags (--openapi, --fs, --csv) exclude each other; use one or the other")
 	case shortcuts > 0:
-		st, err = stack.Parse("command line", shortcutStack(a.openapi, a.fs, a.csv, a.baseURL))
+		policy := policyAsk
+		switch {
+		case a.yes:
+			policy = policyYes
+			fmt.Fprintln(a.stderr, noticeYes)
+		case a.ask != nil:
+			policy = policyReadOnly
+			fmt.Fprintln(a.stderr, noticeReadOnly)
+		}
+		st, err = stack.Parse("command line", shortcutStack(a.openapi, a.fs, a.csv, a.baseURL, policy))
+	case a.yes:
+		return nil, errors.New("--yes applies to the --openapi, --fs and --csv drivers (and to mcs trust); a stack file decides what runs unasked in its [middleware.permission] table")
 	case a.baseURL != "":
 		return nil, errors.New("--base-url applies to --openapi drivers only; set base_url in the stack file instead")
 	case a.stackFile != "":
@@ -195,6 +216,9 @@ func (a *app) load() (*stack.Stack, error) {
 		return nil, err
 	}
 	consent := a.ask
+	if consent == nil {
+		consent = a.prompt
+	}
 	if consent == nil {
 		consent = a.consent()
 	}
