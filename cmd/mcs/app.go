@@ -77,6 +77,9 @@ type app struct {
 	// question on stderr (chat asks inside the chat).
 	prompt permission.ConsentFunc
 
+	ctx        context.Context // the run's, for questions while the stack loads
+	completing bool            // shell completion: no question, no notice
+
 	st     *stack.Stack
 	demo   *demo.Demo
 	driver mcs.Driver
@@ -84,8 +87,8 @@ type app struct {
 
 // run runs mcs with args and returns the exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	a := &app{stdin: bufio.NewReader(stdin), stdout: stdout, stderr: stderr, terminal: isTerminal}
-	a.stdinTTY = a.terminal(stdin)
+	a := &app{stdin: bufio.NewReader(stdin), stdout: stdout, stderr: stderr, terminal: isTerminal, ctx: ctx}
+	a.stdinTTY = stdinIsTerminal(stdin)
 	defer a.close()
 	root := a.root()
 	root.SetArgs(args)
@@ -104,6 +107,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return code
 }
 
+// stdinIsTerminal reports whether stdin is a terminal; tests replace it.
+var stdinIsTerminal = func(stdin io.Reader) bool { return isTerminal(stdin) }
+
 // oneLine trims a message. Every error is one line, except a list of stack
 // file problems, which keeps one problem per line, each prefixed "mcs: ".
 func oneLine(s string) string {
@@ -116,6 +122,8 @@ func (a *app) root() *cobra.Command {
 		Short: "Inspect, call and compose MCS drivers from the terminal",
 		Long: `mcs inspects, calls and composes MCS drivers. The drivers and their middleware
 are declared in a stack file: mcs.toml in the current directory, or --stack FILE.
+An mcs.toml found in the current directory that starts programs or writes
+outside its directory is built only once trusted (see mcs trust).
 --openapi, --fs and --csv declare drivers without a file: their calls are
 audited on stderr, reads run and every other call is asked (--yes runs them
 unasked; serve-mcp over stdio, where nobody can be asked, refuses them). With
@@ -188,9 +196,11 @@ func (a *app) load() (*stack.Stack, error) {
 		case a.yes:
 			policy = policyYes
 			fmt.Fprintln(a.stderr, noticeYes)
-		case a.ask != nil:
+		case a.ask != nil || a.completing:
 			policy = policyReadOnly
-			fmt.Fprintln(a.stderr, noticeReadOnly)
+			if !a.completing {
+				fmt.Fprintln(a.stderr, noticeReadOnly)
+			}
 		}
 		st, err = stack.Parse("command line", shortcutStack(a.openapi, a.fs, a.csv, a.baseURL, policy))
 	case a.yes:
@@ -201,7 +211,22 @@ func (a *app) load() (*stack.Stack, error) {
 		st, err = stack.Load(a.stackFile)
 	default:
 		if _, statErr := os.Stat(stack.DefaultFile); statErr == nil {
-			st, err = stack.Load(stack.DefaultFile)
+			// Found, not chosen: it starts programs or writes outside its
+			// directory only when the user trusts it.
+			var f *stackFile
+			if f, err = readStackFile(stack.DefaultFile); err != nil {
+				return nil, err
+			}
+			if st, err = stack.Parse(f.name, f.data); err != nil {
+				return nil, err
+			}
+			ctx := a.ctx
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			if err := a.checkTrust(ctx, st, f); err != nil {
+				return nil, err
+			}
 			break
 		}
 		d, derr := demo.Start()
@@ -307,6 +332,7 @@ func (a *app) completeTool(c *cobra.Command, args []string, prefix string) ([]st
 	if len(args) > 0 {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
+	a.completing = true
 	tools, _, err := a.tools(c.Context())
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveError
