@@ -46,7 +46,7 @@ read).`,
 			if err != nil {
 				return err
 			}
-			t, err := findTool(tools, args[0])
+			t, err := resolveTool(c.Context(), td, tools, args[0])
 			if err != nil {
 				return err
 			}

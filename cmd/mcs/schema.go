@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -8,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/mcs-go/mcs"
+	"github.com/mcs-go/mcs/orchestrator"
 )
 
 // schemaType returns the JSON Schema type of a parameter: the first of
@@ -225,6 +227,44 @@ func findTool(tools []mcs.Tool, name string) (mcs.Tool, error) {
 		return mcs.Tool{}, fmt.Errorf("no tool is called %q; did you mean %s?", name, strings.Join(near, ", "))
 	}
 	return mcs.Tool{}, fmt.Errorf("no tool is called %q; run mcs tools to list them", name)
+}
+
+// resolveTool returns the tool called name: from the listing tools of td, else
+// from td's own lookup ([mcs.ToolDefiner]), else, when the listing hides its
+// tools behind a search tool ([orchestrator.ToolSearch]), by searching for the
+// name as a model would, which makes the tool listed and callable; the search
+// runs through the stack's middleware like any call (audited, and asked when
+// the policy asks). The error is findTool's, with what the search found.
+func resolveTool(ctx context.Context, td mcs.ToolDriver, tools []mcs.Tool, name string) (mcs.Tool, error) {
+	t, err := findTool(tools, name)
+	if err == nil {
+		return t, nil
+	}
+	if d, ok := td.(mcs.ToolDefiner); ok {
+		if t, ok, derr := d.ToolDefinition(ctx, name); derr == nil && ok {
+			return t, nil
+		}
+	}
+	if name == orchestrator.SearchTool || !slices.ContainsFunc(tools, func(t mcs.Tool) bool { return t.Name == orchestrator.SearchTool }) {
+		return mcs.Tool{}, err
+	}
+	res, serr := td.ExecuteTool(ctx, orchestrator.SearchTool, map[string]any{"query": name})
+	if serr != nil {
+		return mcs.Tool{}, fmt.Errorf("%s is not listed, and searching for it failed: %w", name, serr)
+	}
+	if listed, lerr := td.ListTools(ctx); lerr == nil {
+		if t, ferr := findTool(listed, name); ferr == nil {
+			return t, nil
+		}
+	}
+	if sr, ok := res.(*orchestrator.SearchResult); ok && len(sr.Tools) > 0 {
+		names := make([]string, len(sr.Tools))
+		for i, ft := range sr.Tools {
+			names[i] = ft.Name
+		}
+		return mcs.Tool{}, fmt.Errorf("no tool is called %q; a search for it found %s", name, strings.Join(names, ", "))
+	}
+	return mcs.Tool{}, fmt.Errorf("no tool is called %q, and a search for it found none; run mcs call %s query=WORDS to search", name, orchestrator.SearchTool)
 }
 
 // param returns the parameter called name.
