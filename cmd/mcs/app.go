@@ -22,6 +22,8 @@ const (
 	exitOK     = 0 // success
 	exitFailed = 1 // a tool failed or was denied; health WARNING or UNKNOWN
 	exitUsage  = 2 // a usage or stack error; health ERROR
+
+	exitInterrupted = 130 // interrupted (Ctrl-C), as shells report it: 128 + SIGINT
 )
 
 // exitError carries the exit code of a failed command. An error that is not an
@@ -63,11 +65,20 @@ type app struct {
 	fs        []string
 	csv       []string
 	baseURL   string
+	yes       bool
 
 	// ask answers the permission questions of the stack; nil means asking on
 	// stderr and reading the answer from stdin. A command whose stdin is not
-	// the user's (serve-mcp) sets it before the stack is built.
+	// the user's (serve-mcp) sets it before the stack is built: nobody can be
+	// asked then, so the driver flags' writes are refused and a stack file that
+	// needs trust is not trusted.
 	ask permission.ConsentFunc
+	// prompt, when set and ask is not, asks the user in place of the default
+	// question on stderr (chat asks inside the chat).
+	prompt permission.ConsentFunc
+
+	ctx        context.Context // the run's, for questions while the stack loads
+	completing bool            // shell completion: no question, no notice
 
 	st     *stack.Stack
 	demo   *demo.Demo
@@ -76,8 +87,8 @@ type app struct {
 
 // run runs mcs with args and returns the exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	a := &app{stdin: bufio.NewReader(stdin), stdout: stdout, stderr: stderr, terminal: isTerminal}
-	a.stdinTTY = a.terminal(stdin)
+	a := &app{stdin: bufio.NewReader(stdin), stdout: stdout, stderr: stderr, terminal: isTerminal, ctx: ctx}
+	a.stdinTTY = stdinIsTerminal(stdin)
 	defer a.close()
 	root := a.root()
 	root.SetArgs(args)
@@ -96,6 +107,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return code
 }
 
+// stdinIsTerminal reports whether stdin is a terminal; tests replace it.
+var stdinIsTerminal = func(stdin io.Reader) bool { return isTerminal(stdin) }
+
 // oneLine trims a message. Every error is one line, except a list of stack
 // file problems, which keeps one problem per line, each prefixed "mcs: ".
 func oneLine(s string) string {
@@ -108,12 +122,18 @@ func (a *app) root() *cobra.Command {
 		Short: "Inspect, call and compose MCS drivers from the terminal",
 		Long: `mcs inspects, calls and composes MCS drivers. The drivers and their middleware
 are declared in a stack file: mcs.toml in the current directory, or --stack FILE.
---openapi, --fs and --csv declare drivers without a file. With neither, mcs runs
+An mcs.toml found in the current directory that starts programs or writes
+outside its directory is built only once trusted (see mcs trust).
+--openapi, --fs and --csv declare drivers without a file: their calls are
+audited on stderr, reads run and every other call is asked (--yes runs them
+unasked; serve-mcp over stdio, where nobody can be asked, refuses them). With
+neither, mcs runs
 its embedded demo: a pet store API served on loopback and a small CSV data set,
 behind an audit log and a permission policy.
 
 Exit codes: 0 success, 1 a tool failed, was denied, needs authentication or got invalid
-arguments (health: WARNING or UNKNOWN), 2 a usage or stack error (health: ERROR).`,
+arguments (health: WARNING or UNKNOWN), 2 a usage or stack error (health: ERROR),
+130 interrupted (Ctrl-C).`,
 		Example: `  mcs tools
   mcs call pets__findPetsByStatus status=available
   mcs inspect
@@ -135,6 +155,7 @@ arguments (health: WARNING or UNKNOWN), 2 a usage or stack error (health: ERROR)
 	f.StringArrayVar(&a.fs, "fs", nil, "a directory to use with the filesystem driver (read-only); repeatable")
 	f.StringArrayVar(&a.csv, "csv", nil, "a directory of CSV files to use with the CSV driver; repeatable")
 	f.StringVar(&a.baseURL, "base-url", "", "the base URL of the --openapi APIs, replacing the documents' servers")
+	f.BoolVarP(&a.yes, "yes", "y", false, "run every call of the --openapi, --fs and --csv drivers without asking, writes included (by default reads run and the rest is asked); with mcs trust: trust without asking")
 	for _, c := range commands {
 		root.AddCommand(c(a))
 	}
@@ -170,14 +191,42 @@ func (a *app) load() (*stack.Stack, error) {
 	case shortcuts > 0 && a.stackFile != "":
 		return nil, errors.New("--stack and the driver flags (--openapi, --fs, --csv) exclude each other; use one or the other")
 	case shortcuts > 0:
-		st, err = stack.Parse("command line", shortcutStack(a.openapi, a.fs, a.csv, a.baseURL))
+		policy := policyAsk
+		switch {
+		case a.yes:
+			policy = policyYes
+			fmt.Fprintln(a.stderr, noticeYes)
+		case a.ask != nil || a.completing:
+			policy = policyReadOnly
+			if !a.completing {
+				fmt.Fprintln(a.stderr, noticeReadOnly)
+			}
+		}
+		st, err = stack.Parse("command line", shortcutStack(a.openapi, a.fs, a.csv, a.baseURL, policy))
+	case a.yes:
+		return nil, errors.New("--yes applies to the --openapi, --fs and --csv drivers (and to mcs trust); a stack file decides what runs unasked in its [middleware.permission] table")
 	case a.baseURL != "":
 		return nil, errors.New("--base-url applies to --openapi drivers only; set base_url in the stack file instead")
 	case a.stackFile != "":
 		st, err = stack.Load(a.stackFile)
 	default:
 		if _, statErr := os.Stat(stack.DefaultFile); statErr == nil {
-			st, err = stack.Load(stack.DefaultFile)
+			// Found, not chosen: it starts programs or writes outside its
+			// directory only when the user trusts it.
+			var f *stackFile
+			if f, err = readStackFile(stack.DefaultFile); err != nil {
+				return nil, err
+			}
+			if st, err = stack.Parse(f.name, f.data); err != nil {
+				return nil, err
+			}
+			ctx := a.ctx
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			if err := a.checkTrust(ctx, st, f); err != nil {
+				return nil, err
+			}
 			break
 		}
 		d, derr := demo.Start()
@@ -192,6 +241,9 @@ func (a *app) load() (*stack.Stack, error) {
 		return nil, err
 	}
 	consent := a.ask
+	if consent == nil {
+		consent = a.prompt
+	}
 	if consent == nil {
 		consent = a.consent()
 	}
@@ -280,6 +332,7 @@ func (a *app) completeTool(c *cobra.Command, args []string, prefix string) ([]st
 	if len(args) > 0 {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
+	a.completing = true
 	tools, _, err := a.tools(c.Context())
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveError

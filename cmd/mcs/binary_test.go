@@ -64,6 +64,39 @@ func TestBinary(t *testing.T) {
 		t.Errorf("asked write: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 
+	// Ctrl-C in the inspector: it leaves, the demo is cleaned up, exit 130.
+	inspect := exec.Command(bin, "inspect")
+	inspect.Dir = dir
+	inspectIn, err := inspect.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	inspectOut, err := inspect.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := inspect.Start(); err != nil {
+		t.Fatal(err)
+	}
+	prompt := make([]byte, 0, 4096)
+	for !bytes.Contains(prompt, []byte("mcs> ")) {
+		buf := make([]byte, 512)
+		n, err := inspectOut.Read(buf)
+		if err != nil {
+			t.Fatalf("inspect: no prompt (%v): %q", err, prompt)
+		}
+		prompt = append(prompt, buf[:n]...)
+	}
+	if err := inspect.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err = inspect.Wait()
+	inspectIn.Close()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
+		t.Errorf("inspect after Ctrl-C: %v, want exit code %d", err, exitInterrupted)
+	}
+
 	if err := os.WriteFile(filepath.Join(dir, "mcs.toml"), []byte("[[driver]]\nlabel = \"x\"\ntype = \"soap\"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -269,8 +270,9 @@ func TestChatBinary(t *testing.T) {
 	}
 	rest, _ := io.ReadAll(stdout)
 	out.Write(rest)
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("after Ctrl-C: %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errOut.String())
+	var ee *exec.ExitError
+	if err := cmd.Wait(); !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
+		t.Fatalf("after Ctrl-C: %v, want exit code %d\nstdout:\n%s\nstderr:\n%s", err, exitInterrupted, out.String(), errOut.String())
 	}
 	for _, want := range []string{"(always allow this tool): \n→ pets__findPetsByStatus {\"status\":\"sold\"}\n← 63 bytes\n", "Two pets are sold: Rex and Tom.\n> \n"} {
 		if !strings.Contains(out.String(), want) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -32,7 +33,8 @@ middleware, on in every stack whose file gives no middleware order); a call
 that breaks it does not run, and each problem is printed on a line of its own.
 
 Exit code 1 when the tool fails, is denied, needs authentication or its
-arguments are invalid.`,
+arguments are invalid (also a key=value pair or an --args object that cannot be
+read).`,
 		Example: `  mcs call pets__findPetsByStatus status=available
   mcs call pets__addPet name=Rex species=dog
   mcs call shelter__read_csv_head --args '{"path": "adoptions.csv", "limit": 3}'
@@ -46,7 +48,7 @@ arguments are invalid.`,
 			if err != nil {
 				return err
 			}
-			t, err := findTool(tools, args[0])
+			t, err := resolveTool(c.Context(), td, tools, args[0])
 			if err != nil {
 				return err
 			}
@@ -65,39 +67,71 @@ func withArgsFlag(c *cobra.Command, argsJSON *string) *cobra.Command {
 }
 
 // parseCallArgs merges the JSON object argsJSON with key=value pairs, coerced to
-// the types of t's parameters.
+// the types of t's parameters. Its errors are exit-code-1 errors, as are those
+// of arguments the validation refuses: the tool did not run because of its
+// arguments.
 func parseCallArgs(t mcs.Tool, argsJSON string, pairs []string) (map[string]any, error) {
 	out := map[string]any{}
 	if strings.TrimSpace(argsJSON) != "" {
-		dec := json.NewDecoder(strings.NewReader(argsJSON))
-		dec.UseNumber()
-		if err := dec.Decode(&out); err != nil || out == nil {
-			return nil, fmt.Errorf("--args must be a JSON object, such as '{\"status\": \"available\"}'")
-		}
-		for k, v := range out {
-			if n, ok := v.(json.Number); ok {
-				if i, err := n.Int64(); err == nil {
-					out[k] = i
-				} else if f, err := n.Float64(); err == nil {
-					out[k] = f
-				}
-			}
+		var err error
+		if out, err = decodeArgs(argsJSON); err != nil {
+			return nil, &exitError{code: exitFailed, err: err}
 		}
 	}
 	for _, pair := range pairs {
 		key, value, ok := strings.Cut(pair, "=")
 		if !ok || key == "" {
-			return nil, fmt.Errorf("argument %q is not key=value; write it as name=value", pair)
+			return nil, failed("argument %q is not key=value; write it as name=value", pair)
 		}
 		p, found := param(t, key)
 		if !found {
-			return nil, fmt.Errorf("tool %s has no parameter %q; %s", t.Name, key, paramNames(t))
+			return nil, failed("tool %s has no parameter %q; %s", t.Name, key, paramNames(t))
 		}
 		v, err := coerce(p, value)
 		if err != nil {
-			return nil, err
+			return nil, &exitError{code: exitFailed, err: err}
 		}
 		out[key] = v
+	}
+	return out, nil
+}
+
+// argsExample ends the errors of --args.
+const argsExample = `; write one JSON object, such as --args '{"status": "available"}'`
+
+// decodeArgs decodes the JSON object of --args, integers as int64. Its error
+// says what is wrong and at which byte: text cut short (by the shell's quoting,
+// say), a syntax error, a value that is no object, or text after the object.
+func decodeArgs(text string) (map[string]any, error) {
+	dec := json.NewDecoder(strings.NewReader(text))
+	dec.UseNumber()
+	var out map[string]any
+	err := dec.Decode(&out)
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return nil, fmt.Errorf("--args is cut short: the JSON ends at byte %d while a value is open; check the quoting%s", len(text), argsExample)
+	case errors.As(err, &se):
+		return nil, fmt.Errorf("--args is not valid JSON at byte %d of %d: %v%s", se.Offset, len(text), err, argsExample)
+	case errors.As(err, &te):
+		return nil, fmt.Errorf("--args is a JSON %s, not an object%s", te.Value, argsExample)
+	case err != nil:
+		return nil, fmt.Errorf("--args: %v%s", err, argsExample)
+	case out == nil:
+		return nil, fmt.Errorf("--args is null, not an object%s", argsExample)
+	}
+	if off := dec.InputOffset(); strings.TrimSpace(text[off:]) != "" {
+		return nil, fmt.Errorf("--args has more after the object, from byte %d%s", off, argsExample)
+	}
+	for k, v := range out {
+		if n, ok := v.(json.Number); ok {
+			if i, err := n.Int64(); err == nil {
+				out[k] = i
+			} else if f, err := n.Float64(); err == nil {
+				out[k] = f
+			}
+		}
 	}
 	return out, nil
 }

@@ -115,9 +115,9 @@ func (a *app) chat(ctx context.Context, f chatFlags) error {
 	term := chat.NewTerminal(a.stdout)
 	if a.ask == nil {
 		ask := permission.Prompt(a.stdin, term)
-		a.ask = ask
+		a.prompt = ask
 		if a.stdinTTY { // the terminal echoed the answer and its line end
-			a.ask = func(ctx context.Context, name string, args map[string]any) (bool, error) {
+			a.prompt = func(ctx context.Context, name string, args map[string]any) (bool, error) {
 				ok, err := ask(ctx, name, args)
 				term.LineEnded()
 				return ok, err

@@ -22,11 +22,11 @@ func newDescribeCommand(a *app) *cobra.Command {
 		Args:              usageArgs(cobra.ExactArgs(1)),
 		ValidArgsFunction: a.completeTool,
 		RunE: func(c *cobra.Command, args []string) error {
-			tools, _, err := a.tools(c.Context())
+			tools, td, err := a.tools(c.Context())
 			if err != nil {
 				return err
 			}
-			t, err := findTool(tools, args[0])
+			t, err := resolveTool(c.Context(), td, tools, args[0])
 			if err != nil {
 				return err
 			}

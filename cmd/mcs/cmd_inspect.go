@@ -27,7 +27,8 @@ func newInspectCommand(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "inspect",
 		Short: "Explore and run the tools interactively",
-		Long: `inspect is an interactive loop over the stack's tools: list them, show one by
+		Long: `inspect is an interactive loop over the stack's tools. It starts with the table
+of the tools, as list shows it; then list them, show one by
 number or name (part of a name is enough; mcs asks when it matches several), run
 one with a prompt per parameter (type hints, defaults; "<<" starts an input of
 several lines that ends with a line holding only "."), quit.
@@ -95,6 +96,8 @@ func (in *inspector) readLine() (string, error) {
 }
 
 func (in *inspector) loop(ctx context.Context) error {
+	// The tool table first, as list shows it: what there is to show or run.
+	in.list()
 	in.printf("%d tools. Type help for the commands.\n", len(in.tools))
 	for {
 		if ctx.Err() != nil {

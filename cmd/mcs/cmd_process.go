@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcs-go/mcs"
 	"github.com/mcs-go/mcs/middleware/permission"
 )
 
@@ -17,12 +18,15 @@ const maxReplyBytes = 16 << 20
 
 // responseJSON is the shape of mcs process's output.
 type responseJSON struct {
-	CallExecuted bool             `json:"call_executed"`
-	CallFailed   bool             `json:"call_failed"`
-	CallPending  bool             `json:"call_pending"`
-	RetryPrompt  string           `json:"retry_prompt,omitempty"`
-	Calls        []callJSON       `json:"calls"`
-	Messages     []map[string]any `json:"messages"`
+	CallExecuted bool       `json:"call_executed"`
+	CallFailed   bool       `json:"call_failed"`
+	CallPending  bool       `json:"call_pending"`
+	RetryPrompt  string     `json:"retry_prompt,omitempty"`
+	Calls        []callJSON `json:"calls"`
+	// Unowned are the calls of the reply that no tool of the stack owns: they
+	// did not run.
+	Unowned  []callJSON       `json:"unowned"`
+	Messages []map[string]any `json:"messages"`
 }
 
 type callJSON struct {
@@ -40,12 +44,13 @@ func newProcessCommand(a *app) *cobra.Command {
 		Long: `process feeds a model reply to the stack, as the stack's driver would get it
 from a model, runs the tool calls it owns and prints the Response as JSON: the
 flags, one record per call, the retry prompt and the messages to append to the
-history. The reply is text, or a JSON object in a provider's native shape (Chat
+history. Calls that name no tool of the stack did not run: they are listed
+under "unowned" and on stderr. The reply is text, or a JSON object in a provider's native shape (Chat
 Completions, Responses, Anthropic Messages). It is read from FILE, or from stdin
 when FILE is - or missing; a permission question then cannot be answered from
 stdin and the call fails closed.
 
-Exit code 1 when a call failed or was denied.`,
+Exit code 1 when a call failed, was denied or names no tool of the stack.`,
 		Example: `  echo '{"tool": "pets__findPetsByStatus", "arguments": {"status": "sold"}}' | mcs process
   mcs process reply.json`,
 		Args: usageArgs(cobra.MaximumNArgs(1)),
@@ -75,7 +80,10 @@ Exit code 1 when a call failed or was denied.`,
 			resp := d.ProcessLLMResponse(c.Context(), data)
 			out := responseJSON{
 				CallExecuted: resp.CallExecuted, CallFailed: resp.CallFailed, CallPending: resp.CallPending,
-				RetryPrompt: resp.RetryPrompt, Calls: []callJSON{}, Messages: resp.Messages,
+				RetryPrompt: resp.RetryPrompt, Calls: []callJSON{}, Unowned: []callJSON{}, Messages: resp.Messages,
+			}
+			if resp.Unavailable != nil {
+				return failed("the stack cannot tell which calls of the reply are its own, none ran: %v", resp.Unavailable)
 			}
 			if out.Messages == nil {
 				out.Messages = []map[string]any{}
@@ -89,16 +97,50 @@ Exit code 1 when a call failed or was denied.`,
 				denied = denied || permission.IsDenied(rec.Result)
 				out.Calls = append(out.Calls, cj)
 			}
+			out.Unowned = unowned(data, resp.Calls)
 			if err := writeJSON(a.stdout, out); err != nil {
 				return err
+			}
+			for _, u := range out.Unowned {
+				fmt.Fprintln(a.stderr, safeText(fmt.Sprintf("mcs: the reply calls %q, which is no tool of the stack: it did not run", u.Name)))
 			}
 			switch {
 			case resp.CallFailed:
 				return failed("a call of the reply failed")
 			case denied:
 				return failed("a call of the reply was denied")
+			case len(out.Unowned) > 0:
+				return failed("%d call(s) of the reply name no tool of the stack; run mcs tools to list them", len(out.Unowned))
 			}
 			return nil
 		},
 	}
+}
+
+// unowned returns the calls of reply that no record of owned answers: each call
+// found in the reply ([mcs.ExtractCalls]) is matched with the first unused record
+// of the same name and call id, as a runner matches them.
+func unowned(reply []byte, owned []mcs.CallRecord) []callJSON {
+	_, found := mcs.ExtractCalls(reply)
+	used := make([]bool, len(owned))
+	out := []callJSON{}
+	for _, c := range found {
+		j := -1
+		for k, rec := range owned {
+			if !used[k] && rec.Name == c.Name && rec.ID == c.ID {
+				j = k
+				break
+			}
+		}
+		if j >= 0 {
+			used[j] = true
+			continue
+		}
+		cj := callJSON{ID: c.ID, Name: c.Name, Arguments: c.Arguments}
+		if c.Err != nil {
+			cj.Error = c.Err.Error()
+		}
+		out = append(out, cj)
+	}
+	return out
 }

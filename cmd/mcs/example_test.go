@@ -111,6 +111,7 @@ func Example_process() {
 	//       "result": "{\"available\":3,\"pending\":1,\"sold\":1}\n"
 	//     }
 	//   ],
+	//   "unowned": [],
 	//   "messages": [
 	//     {
 	//       "content": "{\"tool\": \"pets__getInventory\", \"arguments\": {}}",
@@ -127,6 +128,16 @@ func Example_process() {
 func Example_inspect() {
 	runExample("run 2\n3\nquit\n", "inspect")
 	// Output:
+	//   1  pets__findPetsByStatus  Find pets by status
+	//   2  pets__getPetById  Get a pet by id
+	//   3  pets__deletePet  Delete a pet
+	//   4  pets__addPet  Add a pet
+	//   5  pets__getInventory  Count the pets by status
+	//   6  shelter__list_csv_files  List CSV files
+	//   7  shelter__describe_csv  Describe a CSV file
+	//   8  shelter__read_csv_head  Read the first rows
+	//   9  shelter__filter_csv_rows  Filter rows
+	//  10  shelter__summarize_numeric_column  Summarize a numeric column
 	// 10 tools. Type help for the commands.
 	// mcs> run 2
 	// Running pets__getPetById. Empty input keeps the default or leaves an optional parameter out; << starts several lines ended by a lone ".".

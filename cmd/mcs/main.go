@@ -14,7 +14,7 @@
 //	mcs serve-mcp [--http ADDR]  serve the stack's tools to MCP clients
 //
 // Exit codes: 0 success, 1 a tool failed or was denied (health: WARNING or
-// UNKNOWN), 2 a usage or stack error (health: ERROR).
+// UNKNOWN), 2 a usage or stack error (health: ERROR), 130 interrupted (Ctrl-C).
 package main
 
 import (
@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -29,14 +30,24 @@ func main() {
 	tuneGC()
 	// The first interrupt or SIGTERM ends the context (calls, questions, the
 	// inspector and serve-mcp stop, the demo is cleaned up); a second one ends
-	// the process at once.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// the process at once. After an interrupt (Ctrl-C) mcs exits 130, as a
+	// shell reports a command it interrupted.
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	var interrupted atomic.Bool
 	go func() {
-		<-ctx.Done()
-		stop()
+		sig := <-sigs
+		interrupted.Store(sig == os.Interrupt)
+		signal.Stop(sigs) // the next signal has its default effect
+		cancel()
 	}()
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-	stop()
+	signal.Stop(sigs)
+	cancel()
+	if interrupted.Load() {
+		code = exitInterrupted
+	}
 	os.Exit(code)
 }
 

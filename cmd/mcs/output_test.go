@@ -74,6 +74,14 @@ func TestCoerce(t *testing.T) {
 		{map[string]any{"type": "object"}, `nope`, nil, "wants a JSON object"},
 		{map[string]any{"type": []any{"null", "integer"}}, "7", int64(7), ""},
 		{nil, "text", "text", ""},
+		// Several types: Stripe's metadata is an object or the empty string.
+		{stripeMetadata, `{"a": "b"}`, map[string]any{"a": "b"}, ""},
+		{stripeMetadata, ``, "", ""},
+		{map[string]any{"oneOf": []any{map[string]any{"type": "array", "items": map[string]any{"type": "integer"}}, map[string]any{"type": "integer"}}}, "1,2", []any{int64(1), int64(2)}, ""},
+		{map[string]any{"oneOf": []any{map[string]any{"type": "integer"}, map[string]any{"type": "boolean"}}}, "x", nil, "wants a value of type integer or boolean"},
+		{map[string]any{"oneOf": []any{map[string]any{"type": "array", "items": map[string]any{"type": "integer"}}, map[string]any{"type": "integer"}}}, "[1,2]", []any{float64(1), float64(2)}, ""},
+		{map[string]any{"type": []any{"string", "integer"}}, "5", "5", ""},
+		{map[string]any{"anyOf": []any{map[string]any{"type": "integer"}, map[string]any{"type": "boolean"}}}, "true", true, ""},
 	}
 	for _, tc := range tests {
 		got, err := coerce(p(tc.schema), tc.in)
@@ -89,6 +97,31 @@ func TestCoerce(t *testing.T) {
 		}
 		if diff := cmpDiff(tc.want, got); diff != "" {
 			t.Errorf("coerce(%v, %q) (-want +got):\n%s", tc.schema, tc.in, diff)
+		}
+	}
+}
+
+// stripeMetadata is the schema of a Stripe metadata parameter: an object of
+// strings, or "" to clear it.
+var stripeMetadata = map[string]any{"anyOf": []any{
+	map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string"}},
+	map[string]any{"type": "string", "enum": []any{""}},
+}}
+
+// TestTypeHint: describe names every type of a parameter of several types.
+func TestTypeHint(t *testing.T) {
+	for _, tc := range []struct {
+		schema map[string]any
+		want   string
+	}{
+		{stripeMetadata, "object|string"},
+		{map[string]any{"type": []any{"string", "integer", "null"}}, "string|integer"},
+		{map[string]any{"oneOf": []any{map[string]any{"type": "array", "items": map[string]any{"type": "string"}}, map[string]any{"type": "string"}}}, "array of string|string"},
+		{map[string]any{"type": "array", "items": map[string]any{"type": "integer"}}, "array of integer"},
+		{map[string]any{"description": "anything"}, "string"},
+	} {
+		if got := typeHint(tc.schema); got != tc.want {
+			t.Errorf("typeHint(%v) = %q, want %q", tc.schema, got, tc.want)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -8,39 +9,89 @@ import (
 	"strings"
 
 	"github.com/mcs-go/mcs"
+	"github.com/mcs-go/mcs/orchestrator"
 )
 
-// schemaType returns the JSON Schema type of a parameter: "string" when the
-// schema gives none, the first non-null type of a type list.
-func schemaType(s map[string]any) string {
+// schemaType returns the JSON Schema type of a parameter: the first of
+// [schemaTypes].
+func schemaType(s map[string]any) string { return schemaTypes(s)[0] }
+
+// schemaTypes returns the JSON Schema types a parameter may take, null left out,
+// in the schema's order: those of its type key (a name or a list), else those of
+// the branches of anyOf and oneOf, else "object" when it has properties and
+// "array" when it has items, else "string". It never returns an empty list.
+func schemaTypes(s map[string]any) []string {
+	var out []string
+	add := func(t string) {
+		if t != "" && t != "null" && !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
 	switch t := s["type"].(type) {
 	case string:
-		return t
+		add(t)
 	case []any:
 		for _, e := range t {
-			if str, ok := e.(string); ok && str != "null" {
-				return str
+			if str, ok := e.(string); ok {
+				add(str)
 			}
 		}
 	}
-	if _, ok := s["properties"]; ok {
-		return "object"
-	}
-	if _, ok := s["items"]; ok {
-		return "array"
-	}
-	return "string"
-}
-
-// typeHint describes a parameter's type for people: "integer", "array of string".
-func typeHint(s map[string]any) string {
-	t := schemaType(s)
-	if t == "array" {
-		if items, ok := s["items"].(map[string]any); ok {
-			return "array of " + schemaType(items)
+	if len(out) == 0 {
+		for _, key := range []string{"anyOf", "oneOf"} {
+			branches, _ := s[key].([]any)
+			for _, b := range branches {
+				if m, ok := b.(map[string]any); ok && len(m) > 0 {
+					if _, typed := m["type"]; typed || m["properties"] != nil || m["items"] != nil || m["anyOf"] != nil || m["oneOf"] != nil {
+						for _, t := range schemaTypes(m) {
+							add(t)
+						}
+					}
+				}
+			}
 		}
 	}
-	return t
+	if len(out) == 0 {
+		if _, ok := s["properties"]; ok {
+			add("object")
+		} else if _, ok := s["items"]; ok {
+			add("array")
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, "string")
+	}
+	return out
+}
+
+// branchOf returns the part of s that declares type t: s itself, or the first
+// anyOf or oneOf branch of that type.
+func branchOf(s map[string]any, t string) map[string]any {
+	for _, key := range []string{"anyOf", "oneOf"} {
+		branches, _ := s[key].([]any)
+		for _, b := range branches {
+			if m, ok := b.(map[string]any); ok && slices.Contains(schemaTypes(m), t) {
+				if _, typed := m["type"]; typed || m["properties"] != nil || m["items"] != nil {
+					return branchOf(m, t)
+				}
+			}
+		}
+	}
+	return s
+}
+
+// typeHint describes a parameter's type for people: "integer", "array of
+// string", "object|string" for a parameter of several types.
+func typeHint(s map[string]any) string {
+	types := schemaTypes(s)
+	for i, t := range types {
+		if t == "array" {
+			if items, ok := branchOf(s, "array")["items"].(map[string]any); ok {
+				types[i] = "array of " + typeHint(items)
+			}
+		}
+	}
+	return strings.Join(types, "|")
 }
 
 // enumHint lists the allowed values, "a|b|c", or "".
@@ -79,10 +130,35 @@ func scalar(v any) string {
 // coerce turns text typed by a person into the value the parameter's schema asks
 // for: integers, numbers and booleans are parsed, arrays are JSON or
 // comma-separated values (each coerced to the items' type), objects are JSON,
-// strings stay as typed.
+// strings stay as typed. For a parameter of several types (a type list, anyOf,
+// oneOf), text that starts with "{" or "[" is JSON when an object or an array
+// is among them; else text stays as typed when a string is among them; else it
+// becomes the first of the types it parses as.
 func coerce(p mcs.Parameter, text string) (any, error) {
-	s := p.Schema
-	switch schemaType(s) {
+	types := schemaTypes(p.Schema)
+	if len(types) == 1 {
+		return coerceAs(p, types[0], p.Schema, text)
+	}
+	t := strings.TrimSpace(text)
+	for _, j := range []struct{ prefix, typ string }{{"{", "object"}, {"[", "array"}} {
+		if strings.HasPrefix(t, j.prefix) && slices.Contains(types, j.typ) {
+			return coerceAs(p, j.typ, branchOf(p.Schema, j.typ), text)
+		}
+	}
+	if slices.Contains(types, "string") {
+		return text, nil
+	}
+	for _, typ := range types {
+		if v, err := coerceAs(p, typ, branchOf(p.Schema, typ), text); err == nil {
+			return v, nil
+		}
+	}
+	return nil, fmt.Errorf("parameter %s wants a value of type %s, not %q", p.Name, strings.Join(types, " or "), text)
+}
+
+// coerceAs converts text to the type typ of the schema s.
+func coerceAs(p mcs.Parameter, typ string, s map[string]any, text string) (any, error) {
+	switch typ {
 	case "integer":
 		n, err := strconv.ParseInt(strings.TrimSpace(text), 10, 64)
 		if err != nil {
@@ -110,6 +186,9 @@ func coerce(p mcs.Parameter, text string) (any, error) {
 			return v, nil
 		}
 		items, _ := s["items"].(map[string]any)
+		if items == nil {
+			items = map[string]any{}
+		}
 		out := []any{}
 		for _, part := range strings.Split(text, ",") {
 			v, err := coerce(mcs.Parameter{Name: p.Name, Schema: items}, strings.TrimSpace(part))
@@ -148,6 +227,44 @@ func findTool(tools []mcs.Tool, name string) (mcs.Tool, error) {
 		return mcs.Tool{}, fmt.Errorf("no tool is called %q; did you mean %s?", name, strings.Join(near, ", "))
 	}
 	return mcs.Tool{}, fmt.Errorf("no tool is called %q; run mcs tools to list them", name)
+}
+
+// resolveTool returns the tool called name: from the listing tools of td, else
+// from td's own lookup ([mcs.ToolDefiner]), else, when the listing hides its
+// tools behind a search tool ([orchestrator.ToolSearch]), by searching for the
+// name as a model would, which makes the tool listed and callable; the search
+// runs through the stack's middleware like any call (audited, and asked when
+// the policy asks). The error is findTool's, with what the search found.
+func resolveTool(ctx context.Context, td mcs.ToolDriver, tools []mcs.Tool, name string) (mcs.Tool, error) {
+	t, err := findTool(tools, name)
+	if err == nil {
+		return t, nil
+	}
+	if d, ok := td.(mcs.ToolDefiner); ok {
+		if t, ok, derr := d.ToolDefinition(ctx, name); derr == nil && ok {
+			return t, nil
+		}
+	}
+	if name == orchestrator.SearchTool || !slices.ContainsFunc(tools, func(t mcs.Tool) bool { return t.Name == orchestrator.SearchTool }) {
+		return mcs.Tool{}, err
+	}
+	res, serr := td.ExecuteTool(ctx, orchestrator.SearchTool, map[string]any{"query": name})
+	if serr != nil {
+		return mcs.Tool{}, fmt.Errorf("%s is not listed, and searching for it failed: %w", name, serr)
+	}
+	if listed, lerr := td.ListTools(ctx); lerr == nil {
+		if t, ferr := findTool(listed, name); ferr == nil {
+			return t, nil
+		}
+	}
+	if sr, ok := res.(*orchestrator.SearchResult); ok && len(sr.Tools) > 0 {
+		names := make([]string, len(sr.Tools))
+		for i, ft := range sr.Tools {
+			names[i] = ft.Name
+		}
+		return mcs.Tool{}, fmt.Errorf("no tool is called %q; a search for it found %s", name, strings.Join(names, ", "))
+	}
+	return mcs.Tool{}, fmt.Errorf("no tool is called %q, and a search for it found none; run mcs call %s query=WORDS to search", name, orchestrator.SearchTool)
 }
 
 // param returns the parameter called name.

@@ -2,15 +2,31 @@ package main
 
 import (
 	"fmt"
-	"github.com/mcs-go/mcs/cmd/mcs/internal/tomlstr"
 	"strings"
+
+	"github.com/mcs-go/mcs/cmd/mcs/internal/tomlstr"
+)
+
+// shortcutPolicy is the permission policy of the drivers the driver flags
+// declare.
+type shortcutPolicy int
+
+const (
+	// policyAsk is the demo's: reads run, every other call is asked.
+	policyAsk shortcutPolicy = iota
+	// policyReadOnly runs reads and refuses every other call: nobody can be
+	// asked (serve-mcp over stdio).
+	policyReadOnly
+	// policyYes runs every call unasked (--yes).
+	policyYes
 )
 
 // shortcutStack writes the stack file the driver flags declare: one REST driver
 // per --openapi (labelled api, api-2, ...), one read-only filesystem driver per
 // --fs (files, files-2, ...), one CSV driver per --csv (csv, csv-2, ...). Paths
-// are taken as given, relative to the current directory.
-func shortcutStack(openapi, fs, csv []string, baseURL string) []byte {
+// are taken as given, relative to the current directory. Every call is audited
+// on stderr and validated; policy decides which calls run (see shortcutPolicy).
+func shortcutStack(openapi, fs, csv []string, baseURL string, policy shortcutPolicy) []byte {
 	var b strings.Builder
 	b.WriteString("# declared by the command line\n")
 	add := func(label string, n int, typ string, keys ...string) {
@@ -35,5 +51,21 @@ func shortcutStack(openapi, fs, csv []string, baseURL string) []byte {
 	for i, dir := range csv {
 		add("csv", i, "csv", "root", tomlstr.Quote(dir))
 	}
+	switch policy {
+	case policyYes:
+		b.WriteString("\n[middleware]\norder = [\"hooks\", \"validate\", \"auth\"]\n[middleware.hooks]\naudit_log = \"-\"\n")
+	default:
+		b.WriteString("\n[middleware]\norder = [\"hooks\", \"validate\", \"permission\", \"auth\"]\n[middleware.hooks]\naudit_log = \"-\"\n")
+		b.WriteString("[middleware.permission]\nread_only = true\n")
+		if policy == policyAsk {
+			b.WriteString("ask = true\n")
+		}
+	}
 	return []byte(b.String())
 }
+
+// Notices of the driver flags' policies that do not ask.
+const (
+	noticeYes      = "mcs: --yes: every call of the --openapi, --fs and --csv drivers runs without asking, writes included (audited on stderr)"
+	noticeReadOnly = "mcs: nobody can be asked here: reads of the --openapi, --fs and --csv drivers run, every other call is refused; --yes runs them unasked"
+)
