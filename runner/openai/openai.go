@@ -63,7 +63,7 @@ type Config struct {
 type Model struct {
 	cfg      Config
 	endpoint string
-	client   oai.Client
+	chat     oai.ChatService
 	retries  int
 }
 
@@ -96,7 +96,7 @@ func New(cfg Config) (*Model, error) {
 		retries = max(cfg.MaxRetries, 0)
 		opts = append(opts, option.WithMaxRetries(retries))
 	}
-	return &Model{cfg: cfg, endpoint: endpoint, client: oai.NewClient(opts...), retries: retries}, nil
+	return &Model{cfg: cfg, endpoint: endpoint, chat: oai.NewChatService(append(oai.DefaultClientOptions(), opts...)...), retries: retries}, nil
 }
 
 // Name returns Config.Model.
@@ -133,7 +133,7 @@ func (m *Model) params(req runner.Request) oai.ChatCompletionNewParams {
 func (m *Model) Generate(ctx context.Context, req runner.Request) (runner.Reply, error) {
 	rctx, mw, cause, stop := ep.Bound(ctx, ep.BodyLimit(req.MaxReplyBytes))
 	defer stop()
-	comp, err := m.client.Chat.Completions.New(rctx, m.params(req), option.WithMiddleware(mw))
+	comp, err := m.chat.Completions.New(rctx, m.params(req), option.WithMiddleware(mw))
 	if err != nil {
 		return runner.Reply{}, m.wrap(ctx, cmp.Or(cause(), err))
 	}
@@ -159,7 +159,7 @@ func (m *Model) Stream(ctx context.Context, req runner.Request, chunk func(any))
 	p.StreamOptions = oai.ChatCompletionStreamOptionsParam{IncludeUsage: oai.Bool(true)}
 	rctx, mw, cause, stop := ep.Bound(ctx, 0) // the runner counts what a stream carries
 	defer stop()
-	stream := m.client.Chat.Completions.NewStreaming(rctx, p, option.WithMiddleware(mw))
+	stream := m.chat.Completions.NewStreaming(rctx, p, option.WithMiddleware(mw))
 	defer stream.Close()
 	var acc oai.ChatCompletionAccumulator
 	consistent := true
