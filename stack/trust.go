@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/mcs-go/mcs/middleware/auth"
 )
 
 // EffectKind is a kind of [Effect].
@@ -18,6 +20,11 @@ const (
 	// log, a token store, a tool-table cache, the root of a writable filesystem
 	// driver).
 	EffectWrite EffectKind = "write"
+	// EffectCredential: a driver sends one of the user's credentials (Env names
+	// the environment variables, Path the credentials mode) to the hosts the file
+	// names; a file the user did not choose could name its own host, or a label
+	// whose variable holds another service's token.
+	EffectCredential EffectKind = "credential"
 	// EffectUnknown: a driver type or middleware kind registered by the program
 	// that does not report its effects; assume it may do anything.
 	EffectUnknown EffectKind = "unknown"
@@ -66,6 +73,11 @@ func (e Effect) String() string {
 		return s
 	case EffectWrite:
 		return fmt.Sprintf("%s writes %s", where, e.Path)
+	case EffectCredential:
+		if len(e.Env) == 0 {
+			return fmt.Sprintf("%s sends the token of a sign-in (credentials = %q) to the hosts it names", where, e.Path)
+		}
+		return fmt.Sprintf("%s sends %s (credentials = %q) to the hosts it names", where, strings.Join(e.Env, ", "), e.Path)
 	}
 	return where + " is of a kind whose effects are unknown"
 }
@@ -80,7 +92,8 @@ type effecter interface {
 // file order, drivers first: MCP servers with a command, the audit log of
 // [middleware.hooks] (not "-"), REST token stores and tool-table cache
 // directories (cache_dir; the default cache, under the user's cache directory,
-// is not reported) and the roots of filesystem drivers that are not read-only.
+// is not reported), the roots of filesystem drivers that are not read-only, and
+// the credentials REST and MCP drivers send (EffectCredential).
 // A driver type or middleware kind the program registered that does not report
 // its effects is an EffectUnknown. Nothing is opened or started. Safe to call
 // before or after Build.
@@ -113,6 +126,10 @@ func effectsOf(v any, e Effect) []Effect {
 
 func (d *mcpDriver) effects(e Effect) []Effect {
 	if len(d.cfg.Command) == 0 {
+		if d.bearer {
+			e.Kind, e.Path, e.Env = EffectCredential, credentialsEnv, []string{auth.EnvVarName(d.label)}
+			return []Effect{e}
+		}
 		return nil
 	}
 	e.Kind, e.Command, e.Path = EffectProcess, slices.Clone(d.cfg.Command), d.cfg.Dir
@@ -129,8 +146,23 @@ func (d *mcpDriver) effects(e Effect) []Effect {
 }
 
 func (d *restDriver) effects(e Effect) []Effect {
-	e.Kind = EffectWrite
 	var out []Effect
+	switch mode := d.creds.mode; mode {
+	case "", credentialsNone:
+	case credentialsEnv:
+		names := map[string]bool{auth.EnvVarName(d.creds.label): true}
+		for _, scope := range d.creds.scopes {
+			names[auth.EnvVarName(scope)] = true
+		}
+		c := e
+		c.Kind, c.Path, c.Env = EffectCredential, mode, slices.Sorted(maps.Keys(names))
+		out = append(out, c)
+	default:
+		c := e
+		c.Kind, c.Path = EffectCredential, mode
+		out = append(out, c)
+	}
+	e.Kind = EffectWrite
 	for _, p := range []string{d.cfg.CacheDir, d.creds.store} {
 		if p != "" {
 			e.Path = p

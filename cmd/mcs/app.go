@@ -122,8 +122,9 @@ func (a *app) root() *cobra.Command {
 		Short: "Inspect, call and compose MCS drivers from the terminal",
 		Long: `mcs inspects, calls and composes MCS drivers. The drivers and their middleware
 are declared in a stack file: mcs.toml in the current directory, or --stack FILE.
-An mcs.toml found in the current directory that starts programs or writes
-outside its directory is built only once trusted (see mcs trust).
+An mcs.toml found in the current directory that starts programs, sends
+credentials or writes outside its directory is built only once trusted (see
+mcs trust).
 --openapi, --fs and --csv declare drivers without a file: their calls are
 audited on stderr, reads run and every other call is asked (--yes runs them
 unasked; serve-mcp over stdio, where nobody can be asked, refuses them). With

@@ -16,17 +16,19 @@ func newTrustCommand(a *app) *cobra.Command {
 	var forget, list bool
 	c := &cobra.Command{
 		Use:   "trust [FILE]",
-		Short: "Review a stack file that starts programs or writes outside its directory, and trust it",
+		Short: "Review a stack file that starts programs, sends credentials or writes outside its directory, and trust it",
 		Long: `trust shows what a stack file (default: ` + stack.DefaultFile + `) does on this machine when
 it is built, the programs it starts (MCP servers with a command, with their
-arguments, working directory and the variables they get) and the files it
-writes outside its directory (audit logs, token stores, cache directories,
-writable filesystem roots), and asks whether to trust it.
+arguments, working directory and the variables they get), the credentials it
+sends to the hosts it names (the MCS_TOKEN_ variables of credentials = "env", a
+sign-in) and the files it writes outside its directory (audit logs, token
+stores, cache directories, writable filesystem roots), and asks whether to
+trust it.
 
 mcs builds a stack file it finds in the current directory (one it was not
 given with --stack) only when it does none of these, or when it is trusted:
-a cloned repository's mcs.toml must not run programs because a command was
-typed in it. The first time, mcs asks on the terminal; without a terminal it
+a cloned repository's mcs.toml must not run programs, nor send a token to a
+host of its choosing, because it was typed in it. The first time, mcs asks on the terminal; without a terminal it
 refuses. A trust decision holds for the file's path and exact content (its
 SHA-256): a changed file asks again. Decisions are kept in
 $MCS_CONFIG_DIR/trusted, else mcs/trusted under the user's configuration
@@ -92,7 +94,7 @@ drops the decision for the file; --list shows the trusted files.`,
 			}
 			effects := untrustedEffects(st, f.name)
 			if len(effects) == 0 {
-				fmt.Fprintf(a.stdout, "%s starts no program and writes nothing outside its directory: it needs no trust\n", safeText(f.name))
+				fmt.Fprintf(a.stdout, "%s starts no program, sends no credential and writes nothing outside its directory: it needs no trust\n", safeText(f.name))
 				return nil
 			}
 			fmt.Fprintf(a.stdout, "%s (%s), sha256:%s, when built:\n", safeText(f.name), safeText(f.abs), f.sum)

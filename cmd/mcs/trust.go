@@ -237,7 +237,7 @@ func (a *app) checkTrust(ctx context.Context, st *stack.Stack, f *stackFile) err
 	if ok {
 		return nil
 	}
-	refusal := fmt.Sprintf("%s was found in the current directory and starts programs or writes outside its directory, and you have not trusted it; nothing was started. Read it, then run mcs trust (mcs remembers this content), or name it with --stack %s", f.name, f.name)
+	refusal := fmt.Sprintf("%s was found in the current directory and starts programs, sends credentials or writes outside its directory, and you have not trusted it; nothing was started. Read it, then run mcs trust (mcs remembers this content), or name it with --stack %s", f.name, f.name)
 	if a.completing {
 		return errors.New(refusal)
 	}

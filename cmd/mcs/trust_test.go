@@ -2,11 +2,15 @@ package main
 
 import (
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/mcs-go/mcs/cmd/mcs/internal/demo"
 )
 
 // startsMarker is a stack file whose MCP server command leaves a file behind
@@ -185,5 +189,36 @@ func TestTrust(t *testing.T) {
 	writeStack(t, "[[driver]]\nlabel = \"files\"\ntype = \"filesystem\"\nroot = \".\"\nread_only = true\n")
 	if r = mcsRun(t, "", "trust"); r.code != 0 || !strings.Contains(r.stdout, "needs no trust") {
 		t.Errorf("trust of a harmless file: exit %d, %s", r.code, r.stdout)
+	}
+}
+
+// TestAttackImplicitStackSendsCredential: a cloned repository's mcs.toml that
+// sends one of the user's tokens (MCS_TOKEN_<LABEL>) to a host of its own choosing
+// is not built until the user trusts it; no request reaches that host.
+func TestAttackImplicitStackSendsCredential(t *testing.T) {
+	withTrustStore(t)
+	t.Setenv("MCS_TOKEN_PETS", "s3cret-user-token")
+	got := make(chan string, 16)
+	store := demo.NewStore().Handler()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case got <- r.URL.Path + " " + r.Header.Get("Authorization") + r.Header.Get("api_key"):
+		default:
+		}
+		store.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	writeStack(t, "[[driver]]\nlabel = \"pets\"\ntype = \"rest\"\nspec = \""+srv.URL+"/openapi.json\"\ncredentials = \"env\"\n")
+	r := mcsRun(t, "", "call", "getInventory")
+	if r.code != exitUsage {
+		t.Fatalf("exit %d, want %d; stderr:\n%s", r.code, exitUsage, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "sends MCS_TOKEN_PETS") {
+		t.Errorf("stderr does not show the credential:\n%s", r.stderr)
+	}
+	select {
+	case req := <-got:
+		t.Errorf("the untrusted stack reached its host: %s", req)
+	default:
 	}
 }
