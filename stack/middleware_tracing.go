@@ -3,6 +3,7 @@ package stack
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/url"
 	"slices"
 	"time"
@@ -73,7 +74,11 @@ func (c *tracingConfig) Middleware(ctx context.Context, b *Builder) (mcs.ToolMid
 	opts := slices.Clone(c.opts)
 	res := resource.NewWithAttributes(semconv.SchemaURL, semconv.ServiceName(c.service))
 	if c.endpoint != "" {
-		exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(c.endpoint))
+		client, err := otlpClientFor(c.endpoint, "otlp_endpoint", "TRACES")
+		if err != nil {
+			return nil, err
+		}
+		exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(c.endpoint), otlptracehttp.WithHTTPClient(client))
 		if err != nil {
 			return nil, fmt.Errorf("otlp exporter for %s: %w", c.endpoint, err)
 		}
@@ -82,7 +87,11 @@ func (c *tracingConfig) Middleware(ctx context.Context, b *Builder) (mcs.ToolMid
 		opts = append(opts, tracing.WithTracerProvider(tp))
 	}
 	if c.metricsEndpoint != "" {
-		exp, err := otlpmetrichttp.New(ctx, otlpmetrichttp.WithEndpointURL(c.metricsEndpoint))
+		client, err := otlpClientFor(c.metricsEndpoint, "otlp_metrics_endpoint", "METRICS")
+		if err != nil {
+			return nil, err
+		}
+		exp, err := otlpmetrichttp.New(ctx, otlpmetrichttp.WithEndpointURL(c.metricsEndpoint), otlpmetrichttp.WithHTTPClient(client))
 		if err != nil {
 			return nil, fmt.Errorf("otlp metric exporter for %s: %w", c.metricsEndpoint, err)
 		}
@@ -93,6 +102,19 @@ func (c *tracingConfig) Middleware(ctx context.Context, b *Builder) (mcs.ToolMid
 		opts = append(opts, tracing.WithMeterProvider(mp))
 	}
 	return tracing.New(opts...), nil
+}
+
+// otlpClientFor returns the exporter's client for endpoint (see otlpHTTPClient).
+func otlpClientFor(endpoint, key, signal string) (*http.Client, error) {
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return nil, fmt.Errorf("%s %q: %w", key, endpoint, err)
+	}
+	c, err := otlpHTTPClient(u, key, signal)
+	if err != nil {
+		return nil, fmt.Errorf("tracing, %s: %w", key, err)
+	}
+	return c, nil
 }
 
 // flushOnClose makes the stack's Close shut a provider down, which exports what it
