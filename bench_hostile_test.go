@@ -95,13 +95,25 @@ func BenchmarkProcessHostile(b *testing.B) {
 // call per chunk: the per-chunk cost must not grow with the calls seen so far.
 func BenchmarkStreamNativeCalls(b *testing.B) {
 	ctx := context.Background()
-	for _, n := range []int{4096, 16384} {
+	for _, tc := range []struct {
+		name string
+		n    int
+	}{{"web_search", 4096}, {"web_search", 16384}, {"", 4096}, {"", 16384}} {
+		n := tc.n
 		chunks := make([]map[string]any, n)
 		for i := range chunks {
+			fn := map[string]any{"arguments": `{}`}
+			if tc.name != "" {
+				fn["name"] = tc.name
+			}
 			chunks[i] = map[string]any{"choices": []any{map[string]any{"index": 0.0, "delta": map[string]any{"tool_calls": []any{
-				map[string]any{"index": float64(i), "id": fmt.Sprint("c", i), "function": map[string]any{"name": "web_search", "arguments": `{}`}}}}}}}
+				map[string]any{"index": float64(i), "id": fmt.Sprint("c", i), "function": fn}}}}}}
 		}
-		b.Run(fmt.Sprintf("calls=%d", n), func(b *testing.B) {
+		label := fmt.Sprintf("calls=%d", n)
+		if tc.name == "" {
+			label = fmt.Sprintf("unnamed=%d", n) // a name that never comes holds the stream: each chunk must not copy every later call
+		}
+		b.Run(label, func(b *testing.B) {
 			d := mcs.NewBaseDriver(&calcDriver{})
 			b.ReportAllocs()
 			for b.Loop() {

@@ -96,6 +96,7 @@ type streamState struct {
 	finishDone bool        // the text decoder was finished
 	malformed  int         // malformed calls before this index are handled
 	forming    int         // native calls before this index are known to be foreign
+	ownedForms bool        // an owned native call is forming: held until the message ends
 	lastName   string      // one-entry cache of ownsName
 	lastOwned  bool
 	ran        int   // owned calls run or failed so far: the per-reply limit counts them
@@ -676,7 +677,13 @@ func (d *BaseDriver) decide(ctx context.Context, buf *StreamBuffer) streamPlan {
 // at the end of the message. It reports whether native calls have started.
 func (d *BaseDriver) planNative(ctx context.Context, buf *StreamBuffer, st *streamState, v streamView, plan *streamPlan) bool {
 	buf.asmMu.Lock()
-	forming, total := safeForming(v.asm, st.forming)
+	var forming []string
+	total := 0
+	if !st.ownedForms {
+		forming, total = safeForming(v.asm, st.forming)
+	} else {
+		total = 1
+	}
 	var msg map[string]any
 	if v.finished && !st.nativeDone {
 		msg = safeMessage(v.asm)
@@ -684,10 +691,20 @@ func (d *BaseDriver) planNative(ctx context.Context, buf *StreamBuffer, st *stre
 	buf.asmMu.Unlock()
 	switch {
 	case !v.finished:
-		// Names, once known, do not change: skip those already known to be foreign.
+		// Names, once known, do not change: skip those already known to be foreign,
+		// and once an owned call forms, hold to the end of the message without
+		// looking again.
+		if st.ownedForms {
+			plan.hold = true
+			break
+		}
 		for _, name := range forming {
-			if name == "" || d.cachedOwns(ctx, st, name) {
+			if name == "" {
 				plan.hold = true
+				break
+			}
+			if d.cachedOwns(ctx, st, name) {
+				plan.hold, st.ownedForms = true, true
 				break
 			}
 			st.forming++
@@ -705,10 +722,11 @@ func (d *BaseDriver) planNative(ctx context.Context, buf *StreamBuffer, st *stre
 	return total > 0
 }
 
-// safeForming returns a copy of the names of asm.Forming() from index from on (the
-// names before it are known already: copying them every round would make a stream
-// of many calls quadratic) and how many calls have started. A panic is logged and
-// gives none.
+// safeForming returns a copy of the names of asm.Forming() from index from on, up
+// to the first that is not known yet ("") included, and how many calls have
+// started. The names before from are known already, and planNative holds at the
+// first unknown name: copying them every round would make a stream of many calls
+// quadratic. A panic is logged and gives none.
 func safeForming(asm Assembler, from int) (names []string, total int) {
 	defer func() {
 		if v := recover(); v != nil {
@@ -718,7 +736,11 @@ func safeForming(asm Assembler, from int) (names []string, total int) {
 	}()
 	all := asm.Forming()
 	if from < len(all) {
-		names = slices.Clone(all[from:])
+		end := len(all)
+		if i := slices.Index(all[from:], ""); i >= 0 {
+			end = from + i + 1
+		}
+		names = slices.Clone(all[from:end])
 	}
 	return names, len(all)
 }
