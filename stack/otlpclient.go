@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mcs-go/mcs/internal/origin"
 )
 
 // otlpDefaultTimeout is the OTLP exporters' own default for one export.
@@ -48,36 +50,19 @@ func otlpHTTPClient(endpoint *url.URL, key, signal string) (*http.Client, error)
 		}
 		timeout = time.Duration(ms) * time.Millisecond // 0: no limit
 	}
-	origin := originOf(endpoint)
 	return &http.Client{
 		Transport: tr,
 		Timeout:   timeout,
-		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if len(via) >= 10 {
-				return fmt.Errorf("%s: the collector redirected 10 times; set %s to the collector's own address", key, key)
-			}
-			if originOf(req.URL) != origin {
-				target := *req.URL
-				target.User, target.RawQuery, target.Fragment = nil, "", ""
-				return fmt.Errorf("%s: the collector redirected to %s, another origin than %s; nothing was sent there, the OTLP headers included: if that is the collector, set %s to it", key, target.String(), origin, key)
-			}
-			return nil
-		},
+		CheckRedirect: origin.Redirects(endpoint, nil,
+			func(target, home *url.URL) error {
+				t := *target
+				t.User, t.RawQuery, t.Fragment = nil, "", ""
+				return fmt.Errorf("%s: the collector redirected to %s, another origin than %s; nothing was sent there, the OTLP headers included: if that is the collector, set %s to it", key, t.String(), origin.String(home), key)
+			},
+			func() error {
+				return fmt.Errorf("%s: the collector redirected %d times; set %s to the collector's own address", key, origin.MaxRedirects, key)
+			}),
 	}, nil
-}
-
-// originOf returns scheme://host:port of u, the port made explicit.
-func originOf(u *url.URL) string {
-	port := u.Port()
-	if port == "" {
-		switch strings.ToLower(u.Scheme) {
-		case "https":
-			port = "443"
-		default:
-			port = "80"
-		}
-	}
-	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Hostname()) + ":" + port
 }
 
 // otlpEnv returns the name and value of OTEL_EXPORTER_OTLP_<signal>_<what>, else

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/mcs-go/mcs"
+	"github.com/mcs-go/mcs/internal/origin"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -172,8 +173,8 @@ func TestSameOrigin(t *testing.T) {
 		{"https://h.example:8443/mcp", "https://h.example:443/mcp", false},
 		{"https://h.example/mcp", "https://h.example.evil/mcp", false},
 	} {
-		if got := sameOrigin(mustURL(t, tc.a), mustURL(t, tc.b)); got != tc.want {
-			t.Errorf("sameOrigin(%s, %s) = %v, want %v", tc.a, tc.b, got, tc.want)
+		if got := origin.Same(mustURL(t, tc.a), mustURL(t, tc.b)); got != tc.want {
+			t.Errorf("origin.Same(%s, %s) = %v, want %v", tc.a, tc.b, got, tc.want)
 		}
 	}
 }

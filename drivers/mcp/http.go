@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+
+	"github.com/mcs-go/mcs/internal/origin"
 )
 
 // ErrRedirect is wrapped by the error of a request the server redirected to
@@ -60,29 +62,6 @@ func (g *guard) fault() error {
 	return g.err
 }
 
-// sameOrigin reports whether a and b have the same scheme, host and port.
-func sameOrigin(a, b *url.URL) bool {
-	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && effectivePort(a) == effectivePort(b)
-}
-
-func effectivePort(u *url.URL) string {
-	if p := u.Port(); p != "" {
-		return p
-	}
-	if strings.EqualFold(u.Scheme, "https") {
-		return "443"
-	}
-	return "80"
-}
-
-// origin renders the scheme, host and port of u for messages.
-func origin(u *url.URL) string {
-	return strings.ToLower(u.Scheme) + "://" + u.Host
-}
-
-// maxRedirects is the most redirects one request follows.
-const maxRedirects = 10
-
 // httpClient returns the client of one session's streamable transport: a copy
 // of cfg.HTTPClient (http.DefaultClient when nil) that follows redirects only
 // within the origin of cfg.URL, sends cfg.Headers only to that origin, and reads
@@ -101,20 +80,14 @@ func httpClient(cfg Config, g *guard) *http.Client {
 		rt = http.DefaultTransport
 	}
 	c.Transport = &guardTransport{base: rt, home: home, headers: cfg.Headers, maxMessage: cfg.MaxMessageBytes, maxTools: cfg.MaxTools, g: g}
-	userPolicy := base.CheckRedirect
-	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
-		if !sameOrigin(home, req.URL) {
+	c.CheckRedirect = origin.Redirects(home, base.CheckRedirect,
+		func(target, home *url.URL) error {
 			return g.trip(fmt.Errorf("%w: the server redirected to %s; only redirects within %s are followed, so that the configured headers go nowhere else (if that endpoint is the server's, set Config.URL, or url in a stack file, to it)",
-				ErrRedirect, redactURL(req.URL.String()), origin(home)))
-		}
-		if len(via) >= maxRedirects {
-			return g.trip(fmt.Errorf("%w: stopped after %d redirects", ErrRedirect, maxRedirects))
-		}
-		if userPolicy != nil {
-			return userPolicy(req, via)
-		}
-		return nil
-	}
+				ErrRedirect, redactURL(target.String()), origin.String(home)))
+		},
+		func() error {
+			return g.trip(fmt.Errorf("%w: stopped after %d redirects", ErrRedirect, origin.MaxRedirects))
+		})
 	return &c
 }
 
@@ -137,7 +110,7 @@ func (t *guardTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, err
 	}
-	if len(t.headers) > 0 && sameOrigin(t.home, req.URL) {
+	if len(t.headers) > 0 && origin.Same(t.home, req.URL) {
 		r := req.Clone(req.Context())
 		for k, v := range t.headers {
 			r.Header.Set(k, v)

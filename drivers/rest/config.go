@@ -96,8 +96,8 @@ type Config struct {
 	Name string
 	// HTTPClient sends requests and fetches the spec; nil means
 	// http.DefaultClient. The driver uses a copy whose redirect policy follows
-	// redirects only to the same host and port, never from https to http and
-	// at most 10 times (the client's own policy still applies on top), and
+	// redirects only within the origin (scheme, host and port) of the request
+	// and at most 10 times (the client's own policy still applies on top), and
 	// never modifies the client given.
 	HTTPClient *http.Client
 	// Timeout bounds one tool call, response body included, the fetch of an

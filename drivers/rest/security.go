@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/mcs-go/mcs"
+	"github.com/mcs-go/mcs/internal/origin"
 	"github.com/mcs-go/mcs/internal/redact"
 	"github.com/mcs-go/mcs/middleware/auth"
 )
@@ -427,46 +428,27 @@ func redactClientError(err error) error {
 var errRedirect = errors.New("redirect refused")
 
 // newClient returns a copy of c (nil: http.DefaultClient) that follows
-// redirects only to the host of the original request, never from https to
-// http, and at most 10 times. c's own redirect policy, if any, still applies.
+// redirects only within the origin (scheme, host and port) of the original
+// request, and at most 10 times. c's own redirect policy, if any, still applies.
 func newClient(c *http.Client) *http.Client {
 	if c == nil {
 		c = http.DefaultClient
 	}
 	cp := *c
-	userPolicy := c.CheckRedirect
-	cp.CheckRedirect = func(req *http.Request, via []*http.Request) error {
-		if len(via) >= 10 {
-			return fmt.Errorf("%w: stopped after 10 redirects", errRedirect)
-		}
-		orig := via[0].URL
-		if !sameHost(orig, req.URL) {
-			return fmt.Errorf("%w: the server redirected to another host (%s); only redirects to %s are followed", errRedirect, req.URL.Host, orig.Host)
-		}
-		if orig.Scheme == "https" && req.URL.Scheme != "https" {
-			return fmt.Errorf("%w: the server redirected from https to %s", errRedirect, req.URL.Scheme)
-		}
-		if userPolicy != nil {
-			return userPolicy(req, via)
-		}
-		return nil
-	}
+	cp.CheckRedirect = origin.Redirects(nil, c.CheckRedirect,
+		func(target, home *url.URL) error {
+			if sameHost(home, target) {
+				return fmt.Errorf("%w: the server redirected from %s to %s; only redirects within %s are followed", errRedirect, home.Scheme, target.Scheme, origin.String(home))
+			}
+			return fmt.Errorf("%w: the server redirected to another host (%s); only redirects to %s are followed", errRedirect, target.Host, home.Host)
+		},
+		func() error { return fmt.Errorf("%w: stopped after %d redirects", errRedirect, origin.MaxRedirects) })
 	return &cp
 }
 
 // sameHost compares host and effective port.
 func sameHost(a, b *url.URL) bool {
-	return strings.EqualFold(a.Hostname(), b.Hostname()) && effectivePort(a) == effectivePort(b)
-}
-
-func effectivePort(u *url.URL) string {
-	if p := u.Port(); p != "" {
-		return p
-	}
-	if u.Scheme == "https" {
-		return "443"
-	}
-	return "80"
+	return strings.EqualFold(a.Hostname(), b.Hostname()) && origin.Port(a) == origin.Port(b)
 }
 
 // checkPinned refuses a request whose query changes a parameter the base URL

@@ -20,6 +20,7 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"github.com/mcs-go/mcs/internal/origin"
 	"github.com/mcs-go/mcs/internal/textcut"
 )
 
@@ -214,33 +215,13 @@ func NewDeviceFlowProvider(cfg DeviceFlowConfig) *DeviceFlowProvider {
 // redirect policy still applies.
 func sameOriginRedirects(c *http.Client) *http.Client {
 	cp := *c
-	policy := c.CheckRedirect
-	cp.CheckRedirect = func(req *http.Request, via []*http.Request) error {
-		orig := via[0].URL
-		if !strings.EqualFold(orig.Scheme, req.URL.Scheme) || !strings.EqualFold(orig.Hostname(), req.URL.Hostname()) || portOf(orig) != portOf(req.URL) {
+	cp.CheckRedirect = origin.Redirects(nil, c.CheckRedirect,
+		func(target, home *url.URL) error {
 			return fmt.Errorf("oauth: redirect refused: the authorization server redirected to %s://%s%s; only redirects within %s://%s are followed, so that credentials go nowhere else (set the endpoint URL to the new address if it is the server's)",
-				req.URL.Scheme, req.URL.Host, req.URL.Path, orig.Scheme, orig.Host)
-		}
-		if len(via) >= 10 {
-			return errors.New("oauth: stopped after 10 redirects")
-		}
-		if policy != nil {
-			return policy(req, via)
-		}
-		return nil
-	}
+				target.Scheme, target.Host, target.Path, home.Scheme, home.Host)
+		},
+		func() error { return errors.New("oauth: stopped after 10 redirects") })
 	return &cp
-}
-
-// portOf is the port of u, or the default port of its scheme.
-func portOf(u *url.URL) string {
-	if p := u.Port(); p != "" {
-		return p
-	}
-	if strings.EqualFold(u.Scheme, "https") {
-		return "443"
-	}
-	return "80"
 }
 
 // Token returns an access token for scope, or a *Challenge the user must complete

@@ -14,6 +14,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/mcs-go/mcs/internal/origin"
 	"github.com/mcs-go/mcs/runner"
 )
 
@@ -43,10 +44,6 @@ func Key(configured, env string) string {
 	return os.Getenv(env)
 }
 
-// maxRedirects is how many redirects a request follows when the caller's client
-// sets no redirect policy of its own (net/http's default).
-const maxRedirects = 10
-
 // Client returns a copy of c (nil: a client on http.DefaultTransport) that follows
 // a redirect only within the origin of base: the same scheme, host and port. A
 // redirect anywhere else (another port on the same host, https to http, another
@@ -54,52 +51,26 @@ const maxRedirects = 10
 // runner.ErrRedirectRefused that names the target's origin. This keeps the key,
 // which the SDKs send in a header net/http copies to the same host whatever the
 // port or scheme, on the configured origin. c's own redirect policy, if any, is
-// asked after this check; without one a request follows at most 10 redirects.
+// asked after this check; a request follows at most 10 redirects.
 func Client(c *http.Client, base *url.URL) *http.Client {
 	cp := &http.Client{}
 	if c != nil {
 		*cp = *c
 	}
-	own := cp.CheckRedirect
-	cp.CheckRedirect = func(req *http.Request, via []*http.Request) error {
-		if !SameOrigin(req.URL, base) {
-			return fmt.Errorf("%w: the endpoint redirected to %s, and the key goes only to %s", runner.ErrRedirectRefused, Origin(req.URL), Origin(base))
-		}
-		if own != nil {
-			return own(req, via)
-		}
-		if len(via) >= maxRedirects {
-			return fmt.Errorf("stopped after %d redirects", maxRedirects)
-		}
-		return nil
-	}
+	cp.CheckRedirect = origin.Redirects(base, cp.CheckRedirect,
+		func(target, home *url.URL) error {
+			return fmt.Errorf("%w: the endpoint redirected to %s, and the key goes only to %s", runner.ErrRedirectRefused, origin.String(target), origin.String(home))
+		},
+		func() error { return fmt.Errorf("stopped after %d redirects", origin.MaxRedirects) })
 	return cp
 }
 
-// SameOrigin reports whether a and b have the same scheme, host and port, a
-// missing port being the scheme's default.
-func SameOrigin(a, b *url.URL) bool {
-	return a != nil && b != nil && strings.EqualFold(a.Scheme, b.Scheme) &&
-		strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
-}
-
-func port(u *url.URL) string {
-	if p := u.Port(); p != "" {
-		return p
-	}
-	switch strings.ToLower(u.Scheme) {
-	case "https":
-		return "443"
-	case "http":
-		return "80"
-	}
-	return ""
-}
+// SameOrigin reports whether a and b have the same scheme, host and port (see
+// [origin.Same]).
+func SameOrigin(a, b *url.URL) bool { return origin.Same(a, b) }
 
 // Origin returns scheme://host[:port] of u, without its user, path or query.
-func Origin(u *url.URL) string {
-	return (&url.URL{Scheme: u.Scheme, Host: u.Host}).String()
-}
+func Origin(u *url.URL) string { return origin.String(u) }
 
 // Middleware is the shape of a request middleware of both SDKs.
 type Middleware = func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error)
