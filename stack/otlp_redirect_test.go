@@ -26,19 +26,7 @@ import (
 // and the metrics. It returns the error of Close.
 func otlpStack(t *testing.T, traces, metrics string) error {
 	t.Helper()
-	doc := `[[driver]]
-label = "files"
-type = "filesystem"
-root = ` + strconv.Quote(t.TempDir()) + `
-
-[middleware]
-order = ["tracing"]
-
-[middleware.tracing]
-otlp_endpoint = "` + traces + `"
-otlp_metrics_endpoint = "` + metrics + `"
-`
-	s, err := Parse(filepath.Join(t.TempDir(), "mcs.toml"), []byte(doc))
+	s, err := Parse(filepath.Join(t.TempDir(), "mcs.toml"), []byte(otlpDoc(t, traces, metrics)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,6 +39,23 @@ otlp_metrics_endpoint = "` + metrics + `"
 		t.Fatalf("the call did not run: %+v", r.Calls)
 	}
 	return s.Close()
+}
+
+// otlpDoc is a stack file of one filesystem driver whose tracing middleware
+// exports to the two endpoints; more is appended to [middleware.tracing].
+func otlpDoc(t *testing.T, traces, metrics string, more ...string) string {
+	return `[[driver]]
+label = "files"
+type = "filesystem"
+root = ` + strconv.Quote(t.TempDir()) + `
+
+[middleware]
+order = ["tracing"]
+
+[middleware.tracing]
+otlp_endpoint = "` + traces + `"
+otlp_metrics_endpoint = "` + metrics + `"
+` + strings.Join(more, "\n")
 }
 
 // headerLog records the requests a server receives: the path and the api-key
@@ -216,18 +221,7 @@ func TestOTLPBadCertificateVariable(t *testing.T) {
 			if tc.env == "OTEL_EXPORTER_OTLP_TRACES_CLIENT_CERTIFICATE" {
 				t.Setenv("OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY", bad)
 			}
-			doc := `[[driver]]
-label = "files"
-type = "filesystem"
-root = ` + strconv.Quote(t.TempDir()) + `
-
-[middleware]
-order = ["tracing"]
-
-[middleware.tracing]
-otlp_endpoint = "https://127.0.0.1:1/v1/traces"
-otlp_metrics_endpoint = "https://127.0.0.1:1/v1/metrics"
-`
+			doc := otlpDoc(t, "https://127.0.0.1:1/v1/traces", "https://127.0.0.1:1/v1/metrics")
 			s, err := Parse(filepath.Join(t.TempDir(), "mcs.toml"), []byte(doc))
 			if err != nil {
 				t.Fatal(err)

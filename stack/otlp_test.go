@@ -93,19 +93,7 @@ func TestTracingExportsSpansAndMetrics(t *testing.T) {
 	rec := &otlpReceiver{}
 	srv := httptest.NewServer(rec)
 	t.Cleanup(srv.Close)
-	doc := `[[driver]]
-label = "files"
-type = "filesystem"
-root = ` + strconv.Quote(t.TempDir()) + `
-
-[middleware]
-order = ["tracing"]
-
-[middleware.tracing]
-otlp_endpoint = "` + srv.URL + `/v1/traces"
-otlp_metrics_endpoint = "` + srv.URL + `/v1/metrics"
-service_name = "stack-test"
-`
+	doc := otlpDoc(t, srv.URL+"/v1/traces", srv.URL+"/v1/metrics", `service_name = "stack-test"`)
 	s, err := Parse(filepath.Join(t.TempDir(), "mcs.toml"), []byte(doc))
 	if err != nil {
 		t.Fatal(err)
