@@ -2,86 +2,21 @@ package anthropic_test
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"net/http/httptest"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/mcs-go/mcs/runner"
 	"github.com/mcs-go/mcs/runner/anthropic"
+	"github.com/mcs-go/mcs/runner/internal/adaptertest"
 )
-
-// catcher is a server that records the key of every request it receives.
-type catcher struct {
-	mu   sync.Mutex
-	keys []string
-}
-
-func (c *catcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	c.mu.Lock()
-	c.keys = append(c.keys, r.Header.Get("X-Api-Key")+r.Header.Get("Authorization"))
-	c.mu.Unlock()
-	http.Error(w, "caught", http.StatusTeapot)
-}
-
-func (c *catcher) got() []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]string(nil), c.keys...)
-}
 
 // A configured endpoint that redirects to another port on the same host, or from
 // https to http, must not make the client send the key there.
 func TestAttackRedirectTakesTheKeyElsewhere(t *testing.T) {
-	thief := &catcher{}
-	other := httptest.NewServer(thief) // same host (127.0.0.1), another port, plain http
-	defer other.Close()
-	var attempts atomic.Int32
-	redirect := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		attempts.Add(1)
-		http.Redirect(w, r, other.URL+r.URL.Path, http.StatusTemporaryRedirect)
+	adaptertest.RedirectTakesTheKeyElsewhere(t, "ANTHROPIC_BASE_URL", func(baseURL string, client *http.Client) (runner.Model, error) {
+		return anthropic.New(anthropic.Config{Model: "claude-test", BaseURL: baseURL, APIKey: "sk-ant-secret", HTTPClient: client, MaxRetries: 1})
 	})
-	for _, tc := range []struct {
-		name string
-		srv  *httptest.Server
-	}{
-		{"other port", httptest.NewServer(redirect)},
-		{"https to http", httptest.NewTLSServer(redirect)},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			defer tc.srv.Close()
-			attempts.Store(0)
-			m, err := anthropic.New(anthropic.Config{Model: "claude-test", BaseURL: tc.srv.URL, APIKey: "sk-ant-secret",
-				HTTPClient: tc.srv.Client(), MaxRetries: 1})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, stream := range []bool{false, true} {
-				req := runner.Request{Messages: []map[string]any{{"role": "user", "content": "hi"}}}
-				if stream {
-					_, err = m.Stream(context.Background(), req, nil)
-				} else {
-					_, err = m.Generate(context.Background(), req)
-				}
-				var me *runner.ModelError
-				if !errors.As(err, &me) || !errors.Is(err, runner.ErrRedirectRefused) {
-					t.Fatalf("stream=%v: err = %v, want a *ModelError wrapping ErrRedirectRefused", stream, err)
-				}
-				if !strings.Contains(err.Error(), other.URL) || !strings.Contains(me.Hint, "ANTHROPIC_BASE_URL") {
-					t.Errorf("stream=%v: the error names neither the target nor the fix: %v", stream, err)
-				}
-			}
-			if n := attempts.Load(); n != 2 {
-				t.Errorf("%d requests reached the endpoint, want 2: a refused redirect is not retried", n)
-			}
-			if keys := thief.got(); len(keys) > 0 {
-				t.Errorf("the other origin received %d requests with the keys %q", len(keys), keys)
-			}
-		})
-	}
 }
 
 // A redirect within the configured origin is followed.
