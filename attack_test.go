@@ -67,8 +67,8 @@ func TestResultRoleRestored(t *testing.T) {
 	if diff := cmp.Diff(map[string]any{"role": "system", "content": "plain"}, r.Messages[1]); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
-	// A custom codec without CallResultMessage keeps working through ResultMessage.
-	if got := ps.ResultMessage("fetch", "x", true); got["content"] != "Error: x" {
+	// A template without a frame sends the error text alone.
+	if got := ps.ResultMessage(mcs.ToolCall{Name: "fetch"}, "x", true); got["content"] != "Error: x" {
 		t.Errorf("ResultMessage = %v", got)
 	}
 }

@@ -66,12 +66,13 @@ func (e *PanicError) Error() string {
 //
 //	func (d *Driver) Meta() mcs.Meta { return mcs.DeriveCapabilities(d.BaseDriver.Meta(), d) }
 type BaseDriver struct {
-	td         ToolDriver
-	opts       Options
-	ps         PromptStrategy
-	strategies []ExtractionStrategy
-	text       *textFormat // the text format among strategies; nil for none
-	terminal   CallNext
+	td        ToolDriver
+	opts      Options
+	ps        PromptStrategy
+	formats   []WireFormat
+	streaming []StreamingFormat // the formats of formats that stream
+	text      *textFormat       // the first text format among formats; nil for none
+	terminal  CallNext
 
 	metaOnce sync.Once
 	meta     Meta
@@ -121,14 +122,16 @@ func NewBaseDriver(td ToolDriver, opts ...Option) *BaseDriver {
 	if b.ps == nil {
 		b.ps = DefaultPromptStrategy()
 	}
-	b.strategies = b.opts.ExtractionStrategies
-	if len(b.strategies) == 0 {
-		b.strategies = DefaultExtractionStrategies(b.ps)
+	b.formats = b.opts.Formats
+	if len(b.formats) == 0 {
+		b.formats = DefaultFormats(b.ps)
 	}
-	for _, s := range b.strategies {
-		if tf, ok := s.(textFormat); ok {
+	for _, f := range b.formats {
+		if tf, ok := f.(textFormat); ok && b.text == nil {
 			b.text = &tf
-			break
+		}
+		if sf, ok := f.(StreamingFormat); ok {
+			b.streaming = append(b.streaming, sf)
 		}
 	}
 	b.terminal = td.ExecuteTool
@@ -174,8 +177,16 @@ func (b *BaseDriver) PromptStrategy() PromptStrategy { return b.ps }
 func (b *BaseDriver) Options() Options {
 	o := b.opts
 	o.Middleware = b.Middleware()
-	o.ExtractionStrategies = append([]ExtractionStrategy(nil), b.strategies...)
+	o.Formats = b.Formats()
 	return o
+}
+
+// Formats returns a copy of the driver's chain of wire formats, in the order they
+// are asked: those of WithFormats, or the default chain. A client that answers the
+// calls a driver did not own (see [Response.Foreign]) finds the format named by
+// [Response.Format] here.
+func (b *BaseDriver) Formats() []WireFormat {
+	return append([]WireFormat(nil), b.formats...)
 }
 
 // Middleware returns a copy of the middleware chain, outermost first.
@@ -454,56 +465,66 @@ func (b *BaseDriver) NativeToolContext(ctx context.Context, model string) (Nativ
 	return NativeToolContext{SystemMessage: msg, Tools: out}, nil
 }
 
-// ProcessLLMResponse recognises the format of response (strategies asked in their
+// ProcessLLMResponse recognises the format of response (formats asked in their
 // fixed order), extracts every call, keeps the calls whose tool this driver lists,
 // runs each in order through the middleware chain, and returns the Response.
 //
-// Unknown tools are ignored: a response with no owned call gives the zero Response.
-// A tool error, a middleware error, malformed arguments or a panic become a failed
-// CallRecord with a retry prompt; nothing escapes to the caller. When ctx is done,
-// no further call starts and the remaining ones fail with ctx's error. Owned calls
-// beyond the per-reply limit (see WithMaxCalls) fail without running and are
-// answered in the history by one message; calls whose arguments are over the size
-// limit (WithMaxArgumentBytes) fail without running; results enter the history cut
-// to the size limit (WithMaxResultBytes). When the tool listing fails, so that the
-// driver cannot tell its calls from others', Response.Unavailable says so. A panic in an extraction strategy is logged with
+// Calls of tools the driver does not publish never run: they are reported in
+// Response.Foreign, in order, for the client to answer (a response with no owned
+// call has no Calls and no Messages). Every call, owned or foreign, carries its
+// Index among all calls of the output, and Response.Format names the format that
+// recognised it. A tool error, a middleware error, malformed arguments or a panic
+// become a failed CallRecord with a retry prompt; nothing escapes to the caller.
+// When ctx is done, no further call starts and the remaining ones fail with ctx's
+// error. Owned calls beyond the per-reply limit (see WithMaxCalls) fail without
+// running and are answered in the history by one message; calls whose arguments
+// are over the size limit (WithMaxArgumentBytes) fail without running; results
+// enter the history cut to the size limit (WithMaxResultBytes). When the tool
+// listing fails, so that the driver cannot tell its calls from others',
+// Response.Unavailable says so, and the calls that could not be told apart are
+// neither run nor reported as Foreign. A panic in a wire format is logged with
 // slog.Default and gives the zero Response.
 func (b *BaseDriver) ProcessLLMResponse(ctx context.Context, response any) Response {
-	strategy, reply, calls := b.extract(response)
-	if strategy == nil || len(calls) == 0 {
+	format, out, calls := b.extract(response)
+	if format == nil || len(calls) == 0 {
 		return Response{}
 	}
-	owned, err := b.owned(ctx, calls)
+	owned, foreign, err := b.owned(ctx, calls)
 	if len(owned) == 0 {
-		return Response{Unavailable: err}
+		return Response{Foreign: foreign, Format: safeFormat(format), Unavailable: err}
 	}
-	resp := b.run(ctx, strategy, reply, owned, 0)
-	resp.Unavailable = err
+	resp := b.run(ctx, format, out, owned, 0)
+	resp.Foreign, resp.Format, resp.Unavailable = foreign, safeFormat(format), err
 	return resp
 }
 
-// extract finds the strategy that matches response and its calls. A panic in a
-// strategy (or in marshalling a caller's value) is logged and gives nothing.
-func (b *BaseDriver) extract(response any) (strategy ExtractionStrategy, reply Reply, calls []ToolCall) {
+// extract finds the format that matches response and its calls, each with its
+// Index. A panic in a format (or in marshalling a caller's value) is logged and
+// gives nothing.
+func (b *BaseDriver) extract(response any) (format WireFormat, out Output, calls []ToolCall) {
 	defer func() {
 		if v := recover(); v != nil {
-			logPanic("extracting the calls of a reply", strategy, v)
-			strategy, calls = nil, nil
+			logPanic("extracting the calls of an output", format, v)
+			format, calls = nil, nil
 		}
 	}()
-	reply = NewReply(response) // may marshal a caller's value
-	for _, s := range b.strategies {
-		strategy = s
-		if s.Match(reply) {
-			return s, reply, s.Extract(reply)
+	out = NewOutput(response) // may marshal a caller's value
+	for _, f := range b.formats {
+		format = f
+		if f.Match(out) {
+			calls = f.Extract(out)
+			for i := range calls {
+				calls[i].Index = i
+			}
+			return f, out, calls
 		}
 	}
-	return nil, reply, nil
+	return nil, out, nil
 }
 
-// logPanic logs a recovered panic of user code (a strategy, a decoder) with its
+// logPanic logs a recovered panic of user code (a format, a decoder) with its
 // stack, on slog.Default.
-func logPanic(doing string, s ExtractionStrategy, v any) {
+func logPanic(doing string, s WireFormat, v any) {
 	attrs := []any{"panic", fmt.Sprint(v), "stack", string(debug.Stack())}
 	if s != nil {
 		attrs = append(attrs, "format", safeFormat(s))
@@ -511,9 +532,12 @@ func logPanic(doing string, s ExtractionStrategy, v any) {
 	slog.Default().Error("mcs: recovered a panic while "+doing, attrs...)
 }
 
-// safeFormat returns s.Format(), or "" when it panics.
-func safeFormat(s ExtractionStrategy) (name string) {
+// safeFormat returns s.Format(), or "" when s is nil or Format panics.
+func safeFormat(s WireFormat) (name string) {
 	defer func() { _ = recover() }()
+	if s == nil {
+		return ""
+	}
 	return s.Format()
 }
 
@@ -532,33 +556,43 @@ func (e *UnavailableError) Error() string {
 // Unwrap returns the listing's error.
 func (e *UnavailableError) Unwrap() error { return e.Err }
 
-// owned keeps the calls whose tool the driver publishes, in order. When the tools
-// cannot be listed (an error, or a panic in the tool driver) the calls that could
-// not be judged are not owned, and err, an *UnavailableError, says why.
-func (b *BaseDriver) owned(ctx context.Context, calls []ToolCall) (out []ToolCall, err error) {
+// owned splits calls into those whose tool the driver publishes and the foreign
+// ones, each in order. When the tools cannot be listed (an error, or a panic in the
+// tool driver) the calls that could not be judged are in neither, and err, an
+// *UnavailableError, says why. owned reuses the backing array of calls (the calls
+// are the caller's to reuse); foreign is allocated only when there is one.
+func (b *BaseDriver) owned(ctx context.Context, calls []ToolCall) (out, foreign []ToolCall, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			out, err = nil, b.unavailable(&PanicError{Op: "ListTools", Value: v, Stack: debug.Stack()})
+			out, foreign, err = nil, nil, b.unavailable(&PanicError{Op: "ListTools", Value: v, Stack: debug.Stack()})
 		}
 	}()
-	out = calls[:0] // the calls are the caller's to reuse
+	// Filtering in place is safe: a foreign call is copied out before a later owned
+	// call can overwrite its slot.
+	out = calls[:0]
+	keep := func(c ToolCall, mine bool) {
+		if mine {
+			out = append(out, c)
+		} else {
+			foreign = append(foreign, c)
+		}
+	}
 	if tl, ok := b.td.(ToolLookup); ok {
 		for _, c := range calls {
 			has, lerr := tl.HasTool(ctx, c.Name)
-			switch {
-			case lerr != nil:
+			if lerr != nil {
 				if err == nil {
 					err = b.unavailable(lerr)
 				}
-			case has:
-				out = append(out, c)
+				continue
 			}
+			keep(c, has)
 		}
-		return out, err
+		return out, foreign, err
 	}
 	tools, lerr := b.td.ListTools(ctx)
 	if lerr != nil {
-		return nil, b.unavailable(lerr)
+		return nil, nil, b.unavailable(lerr)
 	}
 	if len(calls) > 1 && len(tools) > 1 {
 		names := make(map[string]bool, len(tools))
@@ -566,21 +600,21 @@ func (b *BaseDriver) owned(ctx context.Context, calls []ToolCall) (out []ToolCal
 			names[tools[i].Name] = true
 		}
 		for _, c := range calls {
-			if names[c.Name] {
-				out = append(out, c)
-			}
+			keep(c, names[c.Name])
 		}
-		return out, nil
+		return out, foreign, nil
 	}
 	for _, c := range calls {
+		mine := false
 		for i := range tools {
 			if tools[i].Name == c.Name {
-				out = append(out, c)
+				mine = true
 				break
 			}
 		}
+		keep(c, mine)
 	}
-	return out, nil
+	return out, foreign, nil
 }
 
 func (b *BaseDriver) unavailable(err error) error {
@@ -593,7 +627,7 @@ func (b *BaseDriver) unavailable(err error) error {
 // ownsName reports whether the driver publishes name; err is set when that cannot
 // be told.
 func (b *BaseDriver) ownsName(ctx context.Context, name string) (bool, error) {
-	out, err := b.owned(ctx, []ToolCall{{Name: name}})
+	out, _, err := b.owned(ctx, []ToolCall{{Name: name}})
 	return len(out) == 1, err
 }
 
@@ -614,31 +648,31 @@ func (b *BaseDriver) maxCalls() int {
 }
 
 // run executes the owned calls in order and builds the Response. before is how
-// many owned calls of the same reply ran in earlier rounds (streaming), for the
-// per-reply limit.
-func (b *BaseDriver) run(ctx context.Context, s ExtractionStrategy, reply Reply, calls []ToolCall, before int) Response {
+// many owned calls of the same output ran in earlier rounds (streaming), for the
+// per-reply limit. The records report each call as extracted; the history gets
+// the bounded form of each (arguments over the limit left out, results cut).
+func (b *BaseDriver) run(ctx context.Context, f WireFormat, out Output, calls []ToolCall, before int) Response {
 	var resp Response
-	var outcomes []CallOutcome
-	var slot *callInfoCtx // the context of the one call
+	var answered []CallRecord // what the history answers
+	var slot *callInfoCtx     // the context of the one call
 	if len(calls) == 1 {
-		// One call, the common case: record, outcome and the call's context in one
+		// One call, the common case: record, answer and the call's context in one
 		// allocation. A tool may keep the context after it returns (a goroutine
 		// it started): the slot is never reused.
 		one := new(struct {
 			rec [1]CallRecord
-			out [1]CallOutcome
+			ans [1]CallRecord
 			ctx callInfoCtx
 		})
-		resp.Calls, outcomes, slot = one.rec[:0], one.out[:0], &one.ctx
+		resp.Calls, answered, slot = one.rec[:0], one.ans[:0], &one.ctx
 	} else {
 		resp.Calls = make([]CallRecord, 0, len(calls))
-		outcomes = make([]CallOutcome, 0, len(calls))
+		answered = make([]CallRecord, 0, len(calls))
 	}
-	lim := b.callLimits(s, before)
+	lim := b.callLimits(f, before)
 	var big []int // the calls whose arguments are over the limit
 	for i, c := range calls {
-		rec := CallRecord{ID: c.ID, Name: c.Name, Arguments: c.Arguments}
-		out := CallOutcome{Call: c}
+		rec := CallRecord{ToolCall: c}
 		over, answer := lim.overCalls(c, i)
 		var tooLarge error
 		if over == nil {
@@ -651,7 +685,6 @@ func (b *BaseDriver) run(ctx context.Context, s ExtractionStrategy, reply Reply,
 			rec.Err = c.Err
 		case tooLarge != nil:
 			rec.Err = tooLarge
-			out.Call.Arguments, out.Call.Err = map[string]any{}, rec.Err // out of the history
 			big = append(big, i)
 		case ctx.Err() != nil:
 			rec.Err = fmt.Errorf("call to %q not started: %w", c.Name, context.Cause(ctx))
@@ -663,32 +696,35 @@ func (b *BaseDriver) run(ctx context.Context, s ExtractionStrategy, reply Reply,
 		if rec.Err != nil {
 			rec.Result = nil
 		}
-		out.Result, out.Err = rec.Result, rec.Err
-		lim.boundOutcome(&out) // what enters the history
+		ans := rec
+		if tooLarge != nil {
+			ans.Arguments, ans.ToolCall.Err = map[string]any{}, rec.Err // out of the history
+		}
+		lim.boundOutcome(&ans) // what enters the history
 		if rec.Err != nil {
 			resp.CallFailed = true
 			if resp.RetryPrompt == "" {
-				resp.RetryPrompt = b.ps.RetryPrompt(c.Name, out.Err.Error())
+				resp.RetryPrompt = b.ps.RetryPrompt(c.Name, ans.Err.Error())
 			}
 		} else {
 			resp.CallExecuted = true
 		}
 		resp.Calls = append(resp.Calls, rec)
 		if answer {
-			outcomes = append(outcomes, out)
+			answered = append(answered, ans)
 		}
 	}
 	if len(big) > 0 && lim.text {
-		reply.Text = textWithout(reply.Text, calls, big, lim.args)
+		out.Text = textWithout(out.Text, calls, big, lim.args)
 	}
 	func() {
 		defer func() {
 			if v := recover(); v != nil {
-				logPanic("shaping the history of a reply", s, v)
+				logPanic("shaping the history of an output", f, v)
 				resp.Messages = nil
 			}
 		}()
-		resp.Messages = s.History(reply, outcomes)
+		resp.Messages = f.History(out, answered)
 	}()
 	return resp
 }

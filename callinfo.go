@@ -126,29 +126,33 @@ func lookupTool(ctx context.Context, td ToolDriver, name string) Tool {
 // none did). Each call has its name, its provider call id (native calls) and its
 // arguments; a call that names a tool but cannot run as written (text that is not
 // JSON even after repair, arguments that are not an object) has Err set. Calls in
-// reasoning blocks are not calls and are not returned. With no strategies it uses
-// [DefaultExtractionStrategies] over the default prompt strategy; nil entries are
-// skipped.
+// reasoning blocks are not calls and are not returned. Each call has its Index.
+// With no formats it uses [DefaultFormats] over the default prompt strategy; nil
+// entries are skipped.
 //
-// It is how a client finds the calls no driver owned: a driver keeps silent about
-// tools it does not publish (so a reply can be offered to several drivers), so a
-// client compares these calls with the Calls of every driver's Response and answers
-// the rest (a hallucinated tool must not become the final answer, and in native mode
+// A client of one driver needs it not: [Response.Foreign] reports the calls the
+// driver did not own. A client that offers one output to several drivers matches
+// these calls by Index with the Calls of every driver's Response and answers the
+// rest (a hallucinated tool must not become the final answer, and in native mode
 // every call id must be answered, or the provider rejects the next request). It
-// never panics; a panic in a strategy yields no calls.
-func ExtractCalls(response any, strategies ...ExtractionStrategy) (format string, calls []ToolCall) {
-	if len(strategies) == 0 {
-		strategies = DefaultExtractionStrategies(DefaultPromptStrategy())
+// never panics; a panic in a format yields no calls.
+func ExtractCalls(response any, formats ...WireFormat) (format string, calls []ToolCall) {
+	if len(formats) == 0 {
+		formats = DefaultFormats(nil)
 	}
 	defer func() {
 		if recover() != nil {
 			format, calls = "", nil
 		}
 	}()
-	reply := NewReply(response)
-	for _, s := range strategies {
-		if s != nil && s.Match(reply) {
-			return s.Format(), s.Extract(reply)
+	reply := NewOutput(response)
+	for _, f := range formats {
+		if f != nil && f.Match(reply) {
+			calls = f.Extract(reply)
+			for i := range calls {
+				calls[i].Index = i
+			}
+			return f.Format(), calls
 		}
 	}
 	return "", nil

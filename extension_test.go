@@ -11,75 +11,8 @@ import (
 	"github.com/mcs-go/mcs"
 )
 
-// actionsFormat is a wire format the kernel does not know: {"actions":[{"tool_name",
-// "parameters"}]}, streamed as {"action": {...}} chunks and a final {"end": true}.
-// It proves that a new provider format needs no fork.
-type actionsFormat struct{}
-
-var _ mcs.ExtractionStrategy = actionsFormat{}
-
-func (actionsFormat) Format() string { return "actions" }
-
-func (actionsFormat) Match(r mcs.Reply) bool {
-	_, ok := r.Message["actions"]
-	return ok
-}
-
-func (actionsFormat) Extract(r mcs.Reply) []mcs.ToolCall {
-	list, _ := r.Message["actions"].([]any)
-	var out []mcs.ToolCall
-	for i, a := range list {
-		m, _ := a.(map[string]any)
-		name, _ := m["tool_name"].(string)
-		args, _ := m["parameters"].(map[string]any)
-		out = append(out, mcs.ToolCall{ID: fmt.Sprint("a", i), Name: name, Arguments: args})
-	}
-	return out
-}
-
-func (actionsFormat) History(r mcs.Reply, outcomes []mcs.CallOutcome) []map[string]any {
-	var results []any
-	for _, o := range outcomes {
-		results = append(results, map[string]any{"id": o.Call.ID, "output": mcs.ResultText(o.Result)})
-	}
-	return []map[string]any{{"role": "assistant", "actions": r.Message["actions"]}, {"role": "tool", "results": results}}
-}
-
-func (actionsFormat) MatchChunk(chunk any) bool {
-	m, ok := chunk.(map[string]any)
-	return ok && (m["action"] != nil || m["end"] != nil || m["text"] != nil)
-}
-
-func (actionsFormat) NewAssembler() mcs.Assembler { return &actionsAssembler{} }
-
-type actionsAssembler struct {
-	actions []any
-	names   []string
-	done    bool
-}
-
-func (a *actionsAssembler) Add(chunk any) string {
-	m, _ := chunk.(map[string]any)
-	if act, ok := m["action"].(map[string]any); ok {
-		a.actions = append(a.actions, act)
-		name, _ := act["tool_name"].(string)
-		a.names = append(a.names, name)
-	}
-	if m["end"] == true {
-		a.done = true
-	}
-	text, _ := m["text"].(string)
-	return text
-}
-
-func (a *actionsAssembler) Message() map[string]any {
-	return map[string]any{"actions": append([]any(nil), a.actions...)}
-}
-func (a *actionsAssembler) Done() bool        { return a.done }
-func (a *actionsAssembler) Forming() []string { return a.names }
-
-func TestCustomExtractionStrategy(t *testing.T) {
-	d := mcs.NewBaseDriver(&calcDriver{}, mcs.WithExtractionStrategies(actionsFormat{}, mcs.TextFormat(nil)))
+func TestCustomWireFormat(t *testing.T) {
+	d := mcs.NewBaseDriver(&calcDriver{}, mcs.WithFormats(actionsFormat{}, mcs.TextFormat(nil)))
 	msg := map[string]any{"actions": []any{map[string]any{"tool_name": "echo", "parameters": map[string]any{"text": "custom"}}}}
 	r := d.ProcessLLMResponse(context.Background(), msg)
 	want := []call{{ID: "a0", Name: "echo", Args: map[string]any{"text": "custom"}, Result: "custom"}}
@@ -102,81 +35,6 @@ func TestCustomExtractionStrategy(t *testing.T) {
 		t.Errorf("shown %q, pending rounds %d, format %q", run.shown.String(), run.pending, run.buf.Format())
 	}
 }
-
-// xmlCodec is a prompt dialect the kernel does not know: <call name="tool">{json
-// arguments}</call>. It proves that another codec needs no fork, in both the whole
-// and the streaming path.
-type xmlCodec struct{}
-
-var _ mcs.PromptStrategy = xmlCodec{}
-
-func (xmlCodec) EncodeTools(tools []mcs.Tool) (string, error) {
-	var b strings.Builder
-	for _, t := range tools {
-		fmt.Fprintf(&b, "<tool name=%q>%s</tool>\n", t.Name, t.Summary())
-	}
-	return b.String(), nil
-}
-func (xmlCodec) SystemMessage(fd string) string {
-	return "Tools:\n" + fd + `Call: <call name="tool">{}</call>`
-}
-func (xmlCodec) NativeSystemMessage() string { return "Use the tools." }
-func (xmlCodec) RetryPrompt(tool, err string) string {
-	return "<error tool=\"" + tool + "\">" + err + "</error>"
-}
-func (xmlCodec) ResultMessage(tool, text string, failed bool) map[string]any {
-	return map[string]any{"role": "user", "content": "<result tool=\"" + tool + "\">" + text + "</result>"}
-}
-func (xmlCodec) NewDecoder() mcs.TextDecoder { return &xmlDecoder{} }
-
-const xmlOpen, xmlClose = `<call name="`, `</call>`
-
-// xmlDecoder scans from the end of the last complete call; a region that starts
-// like an open tag is pending.
-type xmlDecoder struct {
-	pos     int
-	pending int // start of a forming call, -1 for none
-	name    string
-}
-
-func (d *xmlDecoder) Scan(text string) []mcs.ToolCall {
-	var out []mcs.ToolCall
-	d.pending, d.name = -1, ""
-	for {
-		rest := text[d.pos:]
-		i := strings.Index(rest, xmlOpen)
-		if i < 0 {
-			// a tail that may still grow into an open tag
-			if j := strings.LastIndexByte(rest, '<'); j >= 0 && strings.HasPrefix(xmlOpen, rest[j:]) {
-				d.pending = d.pos + j
-			}
-			return out
-		}
-		start := d.pos + i
-		body := text[start+len(xmlOpen):]
-		q := strings.IndexByte(body, '"')
-		e := strings.Index(body, xmlClose)
-		if q < 0 || e < 0 {
-			d.pending = start
-			if q >= 0 {
-				d.name = body[:q]
-			}
-			return out
-		}
-		var args map[string]any
-		err := json.Unmarshal([]byte(body[q+2:e]), &args)
-		c := mcs.ToolCall{Name: body[:q], Arguments: args, Start: start, End: start + len(xmlOpen) + e + len(xmlClose)}
-		if err != nil {
-			c.Err = fmt.Errorf("%w: %v", mcs.ErrMalformedCall, err)
-		}
-		out = append(out, c)
-		d.pos = c.End
-	}
-}
-
-func (d *xmlDecoder) Finish(text string) []mcs.ToolCall { return d.Scan(text) }
-func (d *xmlDecoder) Pending() (int, string, bool)      { return d.pending, d.name, d.pending >= 0 }
-func (d *xmlDecoder) Malformed() []mcs.ToolCall         { return nil }
 
 func TestCustomPromptStrategy(t *testing.T) {
 	d := mcs.NewBaseDriver(&calcDriver{}, mcs.WithPromptStrategy(xmlCodec{}))
@@ -322,12 +180,12 @@ func (*panickyLister) ListTools(context.Context) ([]mcs.Tool, error) { panic("li
 
 type panickyFormat struct{ actionsFormat }
 
-func (panickyFormat) Extract(mcs.Reply) []mcs.ToolCall { panic("extract bug") }
-func (panickyFormat) NewAssembler() mcs.Assembler      { return panickyAssembler{&actionsAssembler{}} }
+func (panickyFormat) Extract(mcs.Output) []mcs.ToolCall { panic("extract bug") }
+func (panickyFormat) NewAssembler() mcs.Assembler       { return panickyAssembler{&actionsAssembler{}} }
 
 type panickyAssembler struct{ *actionsAssembler }
 
-func (panickyAssembler) Forming() []string { panic("forming bug") }
+func (panickyAssembler) CallNames() []string { panic("forming bug") }
 
 // panickyMessage is a provider SDK value whose JSON encoding panics.
 type panickyMessage struct{}
@@ -352,7 +210,7 @@ func TestUserPanicsAreContained(t *testing.T) {
 		t.Errorf("ProcessLLMResponse of a value that cannot be marshalled: %+v", r)
 	}
 
-	f := mcs.NewBaseDriver(&calcDriver{}, mcs.WithExtractionStrategies(panickyFormat{}, mcs.TextFormat(nil)))
+	f := mcs.NewBaseDriver(&calcDriver{}, mcs.WithFormats(panickyFormat{}, mcs.TextFormat(nil)))
 	if r := f.ProcessLLMResponse(ctx, map[string]any{"actions": []any{}}); r.Calls != nil {
 		t.Errorf("ProcessLLMResponse with a panicking format: %+v", r)
 	}

@@ -10,7 +10,7 @@ type anthropicFormat struct{}
 
 func (anthropicFormat) Format() string { return "anthropic-messages" }
 
-func (anthropicFormat) Match(r Reply) bool {
+func (anthropicFormat) Match(r Output) bool {
 	if r.Message == nil {
 		return false
 	}
@@ -26,7 +26,7 @@ func (anthropicFormat) Match(r Reply) bool {
 	return false
 }
 
-func (anthropicFormat) Extract(r Reply) []ToolCall {
+func (anthropicFormat) Extract(r Output) []ToolCall {
 	blocks, _ := r.Message["content"].([]any)
 	var calls []ToolCall
 	for _, b := range blocks {
@@ -44,7 +44,7 @@ func (anthropicFormat) Extract(r Reply) []ToolCall {
 	return calls
 }
 
-func (anthropicFormat) History(r Reply, outcomes []CallOutcome) []map[string]any {
+func (anthropicFormat) History(r Output, calls []CallRecord) []map[string]any {
 	var content []any
 	blocks, _ := r.Message["content"].([]any)
 	for _, b := range blocks {
@@ -52,10 +52,10 @@ func (anthropicFormat) History(r Reply, outcomes []CallOutcome) []map[string]any
 			content = append(content, m)
 		}
 	}
-	results := make([]any, 0, len(outcomes))
-	for _, o := range outcomes {
-		content = append(content, map[string]any{"type": "tool_use", "id": o.Call.ID, "name": o.Call.Name, "input": nonNil(o.Call.Arguments)})
-		res := map[string]any{"type": "tool_result", "tool_use_id": o.Call.ID, "content": outcomeValue(o)}
+	results := make([]any, 0, len(calls))
+	for _, o := range calls {
+		content = append(content, map[string]any{"type": "tool_use", "id": o.ID, "name": o.Name, "input": nonNil(o.Arguments)})
+		res := map[string]any{"type": "tool_result", "tool_use_id": o.ID, "content": outcomeValue(o)}
 		if o.Err != nil {
 			res["is_error"] = true
 		}
@@ -212,4 +212,4 @@ func (a *anthropicAssembler) Message() map[string]any {
 
 func (a *anthropicAssembler) Done() bool { return a.done }
 
-func (a *anthropicAssembler) Forming() []string { return a.names }
+func (a *anthropicAssembler) CallNames() []string { return a.names }

@@ -11,7 +11,7 @@ type chatFormat struct{}
 
 func (chatFormat) Format() string { return "openai-chat" }
 
-func (chatFormat) Match(r Reply) bool {
+func (chatFormat) Match(r Output) bool {
 	if r.Message == nil {
 		return false
 	}
@@ -19,7 +19,7 @@ func (chatFormat) Match(r Reply) bool {
 	return ok
 }
 
-func (chatFormat) Extract(r Reply) []ToolCall {
+func (chatFormat) Extract(r Output) []ToolCall {
 	list, _ := r.Message["tool_calls"].([]any)
 	calls := make([]ToolCall, 0, len(list))
 	for _, item := range list {
@@ -46,39 +46,39 @@ func (chatFormat) Extract(r Reply) []ToolCall {
 // them. A tool call the model wrote in the plain OpenAI shape (id, type and a
 // function with name and arguments, nothing else) whose arguments decoded is sent
 // back as the model wrote it, the same map; any other is rebuilt.
-func (chatFormat) History(r Reply, outcomes []CallOutcome) []map[string]any {
+func (chatFormat) History(r Output, calls []CallRecord) []map[string]any {
 	objects := objectArguments(r.Message)
 	orig, _ := r.Message["tool_calls"].([]any)
 	next := 0 // outcomes are an ordered subsequence of the calls the model wrote
-	tcs := make([]any, 0, len(outcomes))
+	tcs := make([]any, 0, len(calls))
 	var idsBuf [4]any
 	ids := idsBuf[:0] // the boxed ids, reused by the tool messages
-	for _, o := range outcomes {
+	for _, o := range calls {
 		var src map[string]any
 		for ; next < len(orig); next++ {
 			tc, _ := orig[next].(map[string]any)
 			fn, _ := tc["function"].(map[string]any)
-			if fn != nil && fn["name"] == o.Call.Name && str(tc["id"]) == o.Call.ID {
+			if fn != nil && fn["name"] == o.Name && str(tc["id"]) == o.ID {
 				src = tc
 				next++
 				break
 			}
 		}
-		if src != nil && !objects && o.Call.Err == nil && plainChatCall(src) {
+		if src != nil && !objects && o.ToolCall.Err == nil && plainChatCall(src) {
 			tcs = append(tcs, src)
 			ids = append(ids, src["id"])
 			continue
 		}
-		var args any = argumentsJSON(o.Call.Arguments)
+		var args any = argumentsJSON(o.Arguments)
 		if objects {
-			args = nonNil(o.Call.Arguments)
+			args = nonNil(o.Arguments)
 		}
-		ids = append(ids, o.Call.ID)
+		ids = append(ids, o.ID)
 		tcs = append(tcs, map[string]any{
 			"id":   ids[len(ids)-1],
 			"type": "function",
 			"function": map[string]any{
-				"name":      o.Call.Name,
+				"name":      o.Name,
 				"arguments": args,
 			},
 		})
@@ -87,12 +87,12 @@ func (chatFormat) History(r Reply, outcomes []CallOutcome) []map[string]any {
 	if c, ok := r.Message["content"]; ok && c != "" {
 		content = c
 	}
-	msgs := make([]map[string]any, 0, len(outcomes)+1)
+	msgs := make([]map[string]any, 0, len(calls)+1)
 	msgs = append(msgs, map[string]any{"role": "assistant", "content": content, "tool_calls": tcs})
-	for k, o := range outcomes {
+	for k, o := range calls {
 		m := map[string]any{"role": "tool", "tool_call_id": ids[k], "content": outcomeValue(o)}
 		if objects {
-			m["tool_name"] = o.Call.Name
+			m["tool_name"] = o.Name
 		}
 		msgs = append(msgs, m)
 	}
@@ -282,4 +282,4 @@ func (a *chatAssembler) Message() map[string]any {
 
 func (a *chatAssembler) Done() bool { return a.done }
 
-func (a *chatAssembler) Forming() []string { return a.names }
+func (a *chatAssembler) CallNames() []string { return a.names }

@@ -10,7 +10,7 @@ type geminiFormat struct{}
 
 func (geminiFormat) Format() string { return "gemini" }
 
-func (geminiFormat) Match(r Reply) bool {
+func (geminiFormat) Match(r Output) bool {
 	if r.Message == nil {
 		return false
 	}
@@ -26,7 +26,7 @@ func (geminiFormat) Match(r Reply) bool {
 	return false
 }
 
-func (geminiFormat) Extract(r Reply) []ToolCall {
+func (geminiFormat) Extract(r Output) []ToolCall {
 	parts, _ := r.Message["parts"].([]any)
 	var calls []ToolCall
 	for _, p := range parts {
@@ -49,7 +49,7 @@ func (geminiFormat) Extract(r Reply) []ToolCall {
 // thoughts) and one functionCall part per owned call, which keeps the fields of the
 // part the model wrote (a thoughtSignature, which Gemini requires back), then the
 // user turn with one functionResponse per call.
-func (geminiFormat) History(r Reply, outcomes []CallOutcome) []map[string]any {
+func (geminiFormat) History(r Output, calls []CallRecord) []map[string]any {
 	var parts []any
 	var callParts []map[string]any
 	src, _ := r.Message["parts"].([]any)
@@ -63,19 +63,19 @@ func (geminiFormat) History(r Reply, outcomes []CallOutcome) []map[string]any {
 			parts = append(parts, pm)
 		}
 	}
-	responses := make([]any, 0, len(outcomes))
+	responses := make([]any, 0, len(calls))
 	next := 0 // outcomes are an ordered subsequence of callParts
-	for _, o := range outcomes {
-		fc := map[string]any{"name": o.Call.Name, "args": nonNil(o.Call.Arguments)}
-		fr := map[string]any{"name": o.Call.Name}
-		if o.Call.ID != "" {
-			fc["id"] = o.Call.ID
-			fr["id"] = o.Call.ID
+	for _, o := range calls {
+		fc := map[string]any{"name": o.Name, "args": nonNil(o.Arguments)}
+		fr := map[string]any{"name": o.Name}
+		if o.ID != "" {
+			fc["id"] = o.ID
+			fr["id"] = o.ID
 		}
 		part := map[string]any{}
 		for ; next < len(callParts); next++ {
 			orig, _ := callParts[next]["functionCall"].(map[string]any)
-			if orig["name"] == o.Call.Name && str(orig["id"]) == o.Call.ID {
+			if orig["name"] == o.Name && str(orig["id"]) == o.ID {
 				for k, v := range callParts[next] {
 					part[k] = v
 				}
@@ -194,4 +194,4 @@ func (a *geminiAssembler) Message() map[string]any {
 
 func (a *geminiAssembler) Done() bool { return a.done }
 
-func (a *geminiAssembler) Forming() []string { return a.names }
+func (a *geminiAssembler) CallNames() []string { return a.names }

@@ -10,7 +10,7 @@ type responsesFormat struct{}
 
 func (responsesFormat) Format() string { return "openai-responses" }
 
-func (responsesFormat) Match(r Reply) bool {
+func (responsesFormat) Match(r Output) bool {
 	if r.Message == nil {
 		return false
 	}
@@ -26,7 +26,7 @@ func (responsesFormat) Match(r Reply) bool {
 	return false
 }
 
-func (responsesFormat) Extract(r Reply) []ToolCall {
+func (responsesFormat) Extract(r Output) []ToolCall {
 	out, _ := r.Message["output"].([]any)
 	var calls []ToolCall
 	for _, item := range out {
@@ -56,8 +56,8 @@ func (responsesFormat) Extract(r Reply) []ToolCall {
 // reasoning items, which reasoning models need back with the calls that followed
 // them), then per owned call its function_call item (with the item id the model
 // gave it) and its function_call_output.
-func (responsesFormat) History(r Reply, outcomes []CallOutcome) []map[string]any {
-	msgs := make([]map[string]any, 0, 2*len(outcomes)+1)
+func (responsesFormat) History(r Output, calls []CallRecord) []map[string]any {
+	msgs := make([]map[string]any, 0, 2*len(calls)+1)
 	itemIDs := map[string]string{} // call_id -> item id
 	out, _ := r.Message["output"].([]any)
 	for _, item := range out {
@@ -70,12 +70,12 @@ func (responsesFormat) History(r Reply, outcomes []CallOutcome) []map[string]any
 			msgs = append(msgs, m)
 		}
 	}
-	for _, o := range outcomes {
-		call := map[string]any{"type": "function_call", "call_id": o.Call.ID, "name": o.Call.Name, "arguments": argumentsJSON(o.Call.Arguments)}
-		if id := itemIDs[o.Call.ID]; id != "" {
+	for _, o := range calls {
+		call := map[string]any{"type": "function_call", "call_id": o.ID, "name": o.Name, "arguments": argumentsJSON(o.Arguments)}
+		if id := itemIDs[o.ID]; id != "" {
 			call["id"] = id
 		}
-		msgs = append(msgs, call, map[string]any{"type": "function_call_output", "call_id": o.Call.ID, "output": outcomeValue(o)})
+		msgs = append(msgs, call, map[string]any{"type": "function_call_output", "call_id": o.ID, "output": outcomeValue(o)})
 	}
 	return msgs
 }
@@ -234,4 +234,4 @@ func (a *responsesAssembler) Message() map[string]any {
 
 func (a *responsesAssembler) Done() bool { return a.done }
 
-func (a *responsesAssembler) Forming() []string { return a.names }
+func (a *responsesAssembler) CallNames() []string { return a.names }

@@ -12,24 +12,38 @@ import (
 // Ollama, vLLM and most OpenAI-compatible servers): an assistant message with a
 // "tool_calls" key. Arguments may be JSON text (OpenAI) or an object (Ollama). A
 // message that carries the key is never parsed as text.
-func ChatCompletionsFormat() ExtractionStrategy { return chatFormat{} }
+func ChatCompletionsFormat() StreamingFormat { return chatFormat{} }
 
 // ResponsesFormat returns the OpenAI Responses API format: {"output":[items]} with
 // "function_call" items.
-func ResponsesFormat() ExtractionStrategy { return responsesFormat{} }
+func ResponsesFormat() StreamingFormat { return responsesFormat{} }
 
 // AnthropicFormat returns the Anthropic Messages format: an assistant message whose
 // content blocks include "tool_use" blocks.
-func AnthropicFormat() ExtractionStrategy { return anthropicFormat{} }
+func AnthropicFormat() StreamingFormat { return anthropicFormat{} }
 
 // GeminiFormat returns the Google Gemini format: {"role":"model","parts":[...]} with
 // "functionCall" parts.
-func GeminiFormat() ExtractionStrategy { return geminiFormat{} }
+func GeminiFormat() StreamingFormat { return geminiFormat{} }
 
-// DefaultExtractionStrategies returns the default chain over ps: Chat Completions,
-// Responses, Anthropic Messages, Gemini, then text.
+// DefaultFormats returns the default chain over ps (nil means the default prompt
+// strategy): Chat Completions, Responses, Anthropic Messages, Gemini, then text.
+// Every one of them streams. The slice is the caller's.
+func DefaultFormats(ps PromptStrategy) []WireFormat {
+	return []WireFormat{chatFormat{}, responsesFormat{}, anthropicFormat{}, geminiFormat{}, TextFormat(ps)}
+}
+
+// DefaultExtractionStrategies returns the default chain over ps, as
+// [DefaultFormats] does.
+//
+// Deprecated: use DefaultFormats.
 func DefaultExtractionStrategies(ps PromptStrategy) []ExtractionStrategy {
 	return []ExtractionStrategy{chatFormat{}, responsesFormat{}, anthropicFormat{}, geminiFormat{}, TextFormat(ps)}
+}
+
+// defaultStreaming is the default chain as streaming formats.
+func defaultStreaming(ps PromptStrategy) []StreamingFormat {
+	return []StreamingFormat{chatFormat{}, responsesFormat{}, anthropicFormat{}, geminiFormat{}, TextFormat(ps)}
 }
 
 // ResultText renders a tool result as the text the model reads: a string as is,
@@ -55,7 +69,7 @@ func ResultText(v any) string {
 
 // outcomeValue is outcomeText as an interface value; a string result is passed on
 // as the value it already is, without boxing it again.
-func outcomeValue(o CallOutcome) any {
+func outcomeValue(o CallRecord) any {
 	if o.Err == nil {
 		if _, ok := o.Result.(string); ok {
 			return o.Result
@@ -64,7 +78,7 @@ func outcomeValue(o CallOutcome) any {
 	return outcomeText(o)
 }
 
-func outcomeText(o CallOutcome) string {
+func outcomeText(o CallRecord) string {
 	if o.Err != nil {
 		return o.Err.Error()
 	}

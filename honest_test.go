@@ -108,11 +108,11 @@ func TestToolCannotChangeTheRecord(t *testing.T) {
 	}
 }
 
-// TestNoStrategiesMeansDefault: WithExtractionStrategies() with none behaves as the
-// default chain, whole and streamed.
-func TestNoStrategiesMeansDefault(t *testing.T) {
+// TestNoFormatsMeansDefault: WithFormats() with none behaves as the default chain,
+// whole and streamed; so does the deprecated WithExtractionStrategies.
+func TestNoFormatsMeansDefault(t *testing.T) {
 	reply := `{"tool":"echo","arguments":{"text":"x"}}`
-	for _, opt := range []mcs.Option{mcs.WithExtractionStrategies(), mcs.WithExtractionStrategies(nil)} {
+	for _, opt := range []mcs.Option{mcs.WithFormats(), mcs.WithFormats(nil), mcs.WithExtractionStrategies(), mcs.WithExtractionStrategies(nil)} {
 		d := mcs.NewBaseDriver(&calcDriver{}, opt)
 		whole := calls(d.ProcessLLMResponse(context.Background(), reply))
 		streamed := feed(textChunks(reply, 5), true, d).calls()

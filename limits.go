@@ -36,13 +36,13 @@ type callLimits struct {
 	rest                 error
 }
 
-func (b *BaseDriver) callLimits(s ExtractionStrategy, before int) callLimits {
+func (b *BaseDriver) callLimits(f WireFormat, before int) callLimits {
 	l := callLimits{
 		calls:   b.maxCalls(),
 		args:    limitOf(b.opts.MaxArgumentBytes, DefaultMaxArgumentBytes),
 		results: limitOf(b.opts.MaxResultBytes, DefaultMaxResultBytes),
 	}
-	_, l.text = s.(textFormat)
+	_, l.text = f.(textFormat)
 	l.overAt = l.calls - before
 	return l
 }
@@ -87,7 +87,7 @@ func (l *callLimits) argumentsError(c ToolCall) error {
 
 // boundOutcome cuts the result or the error of o, as the text the model reads, to
 // the limit: head and tail kept, a notice between them.
-func (l *callLimits) boundOutcome(o *CallOutcome) {
+func (l *callLimits) boundOutcome(o *CallRecord) {
 	limit := l.results
 	if limit < 0 {
 		return

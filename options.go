@@ -16,10 +16,10 @@ type Options struct {
 	// NativeTools reports whether a model accepts native (structured) tools; nil means
 	// no model does.
 	NativeTools func(model string) bool
-	// ExtractionStrategies, when not empty, replaces the default chain of wire
-	// formats; empty (or only nil entries) means the default chain, in
-	// ProcessLLMResponse and in streaming alike.
-	ExtractionStrategies []ExtractionStrategy
+	// Formats, when not empty, replaces the default chain of wire formats; empty
+	// means the default chain, in ProcessLLMResponse and in streaming alike. Only
+	// the formats that are StreamingFormats take part in streaming.
+	Formats []WireFormat
 	// MaxCalls is the most calls one model reply may run; 0 means DefaultMaxCalls,
 	// a negative value means no limit. See WithMaxCalls.
 	MaxCalls int
@@ -122,19 +122,36 @@ func WithNativeTools(supports func(model string) bool) Option {
 	return func(o *Options) { o.NativeTools = supports }
 }
 
-// WithExtractionStrategies replaces the default chain of wire formats with s, asked
-// in the given order. Nil entries are ignored; with no strategy left the default
-// chain stays, in ProcessLLMResponse and in the driver's stream buffers alike (as
-// NewStreamBuffer with no strategies). The default chain is
-// ChatCompletionsFormat, ResponsesFormat, AnthropicFormat, GeminiFormat and
-// TextFormat over the driver's prompt strategy.
-func WithExtractionStrategies(s ...ExtractionStrategy) Option {
+// WithFormats replaces the default chain of wire formats with f, asked in the
+// given order; the first whose Match accepts an output handles it. Nil entries are
+// ignored; with no format left the default chain stays. The formats that implement
+// [StreamingFormat] are the ones the driver's stream buffers recognise, in the same
+// order; a driver with none of them streams with the default chain. The default
+// chain is ChatCompletionsFormat, ResponsesFormat, AnthropicFormat, GeminiFormat
+// and TextFormat over the driver's prompt strategy (see [DefaultFormats]). The
+// driver decodes text calls while streaming with the first [TextFormat] of the
+// chain, and runs none when the chain has none.
+func WithFormats(f ...WireFormat) Option {
 	return func(o *Options) {
-		o.ExtractionStrategies = nil
-		for _, e := range s {
+		o.Formats = nil
+		for _, e := range f {
 			if e != nil {
-				o.ExtractionStrategies = append(o.ExtractionStrategies, e)
+				o.Formats = append(o.Formats, e)
 			}
 		}
 	}
+}
+
+// WithExtractionStrategies replaces the default chain of wire formats with s, as
+// [WithFormats] does.
+//
+// Deprecated: use WithFormats.
+func WithExtractionStrategies(s ...ExtractionStrategy) Option {
+	f := make([]WireFormat, 0, len(s))
+	for _, e := range s {
+		if e != nil {
+			f = append(f, e)
+		}
+	}
+	return WithFormats(f...)
 }

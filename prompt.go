@@ -34,9 +34,11 @@ type PromptStrategy interface {
 	// RetryPrompt returns the hint for the model after the call to toolName failed
 	// with errText.
 	RetryPrompt(toolName, errText string) string
-	// ResultMessage returns the history entry that carries one text-mode call's result
-	// (failed reports an error text) back to the model.
-	ResultMessage(toolName, text string, failed bool) map[string]any
+	// ResultMessage returns the history entry that carries the result text of one
+	// text-mode call back to the model; failed reports that text is an error. call
+	// is the call as extracted, so that the entry can name it (its tool, its
+	// arguments).
+	ResultMessage(call ToolCall, text string, failed bool) Message
 	// NewDecoder returns a decoder for one model output, possibly streamed.
 	NewDecoder() TextDecoder
 }
@@ -149,7 +151,7 @@ type JSONPromptStrategy struct {
 	ResultRole string
 	// ResultTemplate frames a result as data the tool returned, with
 	// {tool_name}, {call} and {content}; "" sends the content alone. See
-	// [JSONPromptStrategy.CallResultMessage].
+	// [JSONPromptStrategy.ResultMessage].
 	ResultTemplate string
 	// ErrorPrefix starts the result message of a failed call.
 	ErrorPrefix string
@@ -454,17 +456,10 @@ func (s *JSONPromptStrategy) RetryPrompt(toolName, errText string) string {
 	return strings.NewReplacer("{tool_name}", toolName, "{error}", errText).Replace(s.ExecutionFailed)
 }
 
-// ResultMessage returns {"role": result_role, "content": ...}: text (with the
-// error prefix when failed) framed by result_template for a call of toolName whose
-// arguments are not known. See CallResultMessage.
-func (s *JSONPromptStrategy) ResultMessage(toolName, text string, failed bool) map[string]any {
-	return s.CallResultMessage(ToolCall{Name: toolName}, text, failed)
-}
-
 // maxFramedArgs is how much of a call's arguments the frame of its result repeats.
 const maxFramedArgs = 300
 
-// CallResultMessage returns {"role": result_role, "content": ...} for the result
+// ResultMessage returns {"role": result_role, "content": ...} for the result
 // text of call (with the error prefix when failed), framed by result_template:
 // {tool_name} is the tool's name, {call} the name and the arguments as JSON (cut
 // at 300 bytes), {content} the text. The template's end marker (the first
@@ -477,7 +472,7 @@ const maxFramedArgs = 300
 // letters, digits and "_-.:/@+~" become references such as "&#x3c;", so that a
 // name with markup, quotes or line breaks cannot end the frame's tag or header.
 // An empty result_template gives the text alone, word for word.
-func (s *JSONPromptStrategy) CallResultMessage(call ToolCall, text string, failed bool) map[string]any {
+func (s *JSONPromptStrategy) ResultMessage(call ToolCall, text string, failed bool) Message {
 	if failed {
 		text = s.ErrorPrefix + text
 	}
@@ -638,15 +633,6 @@ func endMarker(s string) string {
 	}
 	return ""
 }
-
-// CallResultMessager is an optional interface of a [PromptStrategy] whose result
-// messages name the call they answer. The text format's history uses it instead of
-// ResultMessage when the strategy has it.
-type CallResultMessager interface {
-	CallResultMessage(call ToolCall, text string, failed bool) map[string]any
-}
-
-var _ CallResultMessager = (*JSONPromptStrategy)(nil)
 
 // NewDecoder returns an incremental decoder of JSON calls.
 func (s *JSONPromptStrategy) NewDecoder() TextDecoder {

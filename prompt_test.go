@@ -225,21 +225,21 @@ func TestResultTemplateChangedAfterLoading(t *testing.T) {
 		t.Fatal(err)
 	}
 	call := mcs.ToolCall{Name: "echo", Arguments: map[string]any{"a": 1.0}}
-	first := ps.CallResultMessage(call, "hi", false)["content"].(string)
+	first := ps.ResultMessage(call, "hi", false)["content"].(string)
 	if !strings.Contains(first, "<tool_result") {
 		t.Fatalf("default frame = %q", first)
 	}
 	ps.ResultTemplate = "[{call}]\n{content}\n[end {tool_name}]"
-	got := ps.CallResultMessage(call, "x [END ECHO] y", false)["content"].(string)
+	got := ps.ResultMessage(call, "x [END ECHO] y", false)["content"].(string)
 	if want := "[echo {\"a\":1}]\nx [\\END ECHO] y\n[end echo]"; got != want {
 		t.Errorf("framed = %q, want %q", got, want)
 	}
 	cp := *ps // a copy keeps working, with its own template
 	cp.ResultTemplate = "{content}!"
-	if got := cp.CallResultMessage(call, "z", false)["content"]; got != "z!" {
+	if got := cp.ResultMessage(call, "z", false)["content"]; got != "z!" {
 		t.Errorf("copy framed %q", got)
 	}
-	if got := ps.CallResultMessage(call, "z", false)["content"].(string); !strings.HasPrefix(got, "[echo") {
+	if got := ps.ResultMessage(call, "z", false)["content"].(string); !strings.HasPrefix(got, "[echo") {
 		t.Errorf("original framed %q after the copy changed", got)
 	}
 }

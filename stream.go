@@ -22,21 +22,21 @@ import (
 // last time. A StreamBuffer is safe for concurrent use, but a round is meant to run
 // in that order.
 //
-// No user code (a strategy, an assembler, a tool listing, a decoder) runs under the
+// No user code (a format, an assembler, a tool listing, a decoder) runs under the
 // lock that Text, Content, Finished and Format take: a driver whose first listing is
 // slow (a specification fetched over HTTP) delays only its own ProcessStream, never
 // the display.
 type StreamBuffer struct {
 	// asmMu serialises the use of the assembler and the recognition of the format
-	// (strategy code); mu guards the fields below and is never held while user code
+	// (format code); mu guards the fields below and is never held while user code
 	// runs. asmMu is taken before mu, never the other way.
 	asmMu sync.Mutex
 	mu    sync.Mutex
 
-	strategies []ExtractionStrategy
-	format     ExtractionStrategy
-	asm        Assembler
-	isText     bool
+	formats []StreamingFormat
+	format  StreamingFormat
+	asm     Assembler
+	isText  bool
 
 	// undecided holds the data-less chunks that came before the format was known.
 	undecided strings.Builder
@@ -99,22 +99,34 @@ type streamState struct {
 	ownedForms bool        // an owned native call is forming: held until the message ends
 	lastName   string      // one-entry cache of ownsName
 	lastOwned  bool
-	ran        int   // owned calls run or failed so far: the per-reply limit counts them
-	unavail    error // the first failure to tell whether a call is owned
-	reported   bool  // unavail was reported in a Response
+	ran        int        // owned calls run or failed so far: the per-reply limit counts them
+	unavail    error      // the first failure to tell whether a call is owned
+	reported   bool       // unavail was reported in a Response
+	textCalls  int        // text calls seen so far: the next one's Index
+	foreign    []ToolCall // calls of tools the driver does not publish, reported at the end
+	foreignOut bool       // foreign was reported in a Response
+	foreignFmt string     // the format of foreign: the native one if any, else text
+}
+
+// foreignText notes that a foreign call came from the text: the format of the
+// foreign calls is text unless a native one was found.
+func (st *streamState) foreignText(d *BaseDriver) {
+	if st.foreignFmt == "" && d.text != nil {
+		st.foreignFmt = d.text.Format()
+	}
 }
 
 // NewStreamBuffer returns a buffer that recognises the format of the first chunk
-// among strategies; with none, among all built-in formats (with the default prompt
-// strategy for text). Nil entries are ignored.
-func NewStreamBuffer(strategies ...ExtractionStrategy) *StreamBuffer {
-	if slices.Contains(strategies, nil) {
-		strategies = slices.DeleteFunc(slices.Clone(strategies), func(s ExtractionStrategy) bool { return s == nil })
+// among formats, asked in order; with none, among all built-in formats (with the
+// default prompt strategy for text). Nil entries are ignored.
+func NewStreamBuffer(formats ...StreamingFormat) *StreamBuffer {
+	if slices.Contains(formats, nil) {
+		formats = slices.DeleteFunc(slices.Clone(formats), func(f StreamingFormat) bool { return f == nil })
 	}
-	if len(strategies) == 0 {
-		strategies = DefaultExtractionStrategies(nil)
+	if len(formats) == 0 {
+		formats = defaultStreaming(nil)
 	}
-	return &StreamBuffer{strategies: strategies}
+	return &StreamBuffer{formats: formats}
 }
 
 // Add folds one provider chunk into the buffer. chunk is a string (model text, or
@@ -321,7 +333,7 @@ func sseMeta(line string) bool {
 }
 
 // recognise picks the format of the first chunk that carries data and installs
-// its assembler. It runs strategy code: call it with asmMu held and mu not held.
+// its assembler. It runs format code: call it with asmMu held and mu not held.
 func (b *StreamBuffer) recognise(c any) Assembler {
 	format, asm, isText := b.pick(c)
 	b.mu.Lock()
@@ -330,7 +342,7 @@ func (b *StreamBuffer) recognise(c any) Assembler {
 	return asm
 }
 
-func (b *StreamBuffer) pick(c any) (format ExtractionStrategy, asm Assembler, isText bool) {
+func (b *StreamBuffer) pick(c any) (format StreamingFormat, asm Assembler, isText bool) {
 	defer func() {
 		if v := recover(); v != nil {
 			logPanic("recognising the format of a stream", format, v)
@@ -338,7 +350,7 @@ func (b *StreamBuffer) pick(c any) (format ExtractionStrategy, asm Assembler, is
 		}
 	}()
 	if m, ok := c.(map[string]any); ok {
-		for _, s := range b.strategies {
+		for _, s := range b.formats {
 			if _, isText := s.(textFormat); isText {
 				continue
 			}
@@ -349,7 +361,7 @@ func (b *StreamBuffer) pick(c any) (format ExtractionStrategy, asm Assembler, is
 		}
 		// an unknown object: treat it as text
 	}
-	for _, s := range b.strategies {
+	for _, s := range b.formats {
 		format = s
 		if s.MatchChunk("") {
 			_, isText = s.(textFormat)
@@ -527,10 +539,10 @@ func (b *StreamBuffer) state(d *BaseDriver) *streamState {
 	return st
 }
 
-// NewStreamBuffer returns a buffer that recognises the formats of the driver's
-// extraction strategies.
-func (d *BaseDriver) NewStreamBuffer() *StreamBuffer {
-	return NewStreamBuffer(d.strategies...)
+// NewStreamBuffer returns a buffer that recognises the driver's streaming formats
+// (see [WithFormats]), in their order.
+func (b *BaseDriver) NewStreamBuffer() *StreamBuffer {
+	return NewStreamBuffer(b.streaming...)
 }
 
 // ProcessStream makes the driver's decision on the buffer's current state, once per
@@ -553,7 +565,7 @@ func (d *BaseDriver) NewStreamBuffer() *StreamBuffer {
 // broke off (Finish before the provider's end signal) or whose arguments never
 // arrived. Owned calls beyond the per-reply limit (WithMaxCalls, counted over the
 // whole stream) fail without running. A lookup of the driver's tools that fails sets
-// Response.Unavailable once. A panic in a strategy, an assembler or a decoder is
+// Response.Unavailable once. A panic in a format, an assembler or a decoder is
 // logged (slog.Default); it never loses the native calls of the stream.
 //
 // The Messages of a Response have the shapes of ProcessLLMResponse. For text calls
@@ -565,24 +577,31 @@ func (d *BaseDriver) NewStreamBuffer() *StreamBuffer {
 // The buffer may be shared by several drivers, each asked after every Add; each
 // keeps its own decoding state in it, so a call one driver took is still there for
 // the drivers asked after it in the same round, and gone from the next round on.
-// The driver's text format is the TextFormat among its extraction strategies; a
-// driver without one runs no text calls. In a native stream, text calls in the
+// The driver's text format is the first TextFormat among its formats; a driver
+// without one runs no text calls. The foreign calls of the stream (Response.Foreign)
+// are reported once, in the first round after the stream finished in which
+// nothing is held. In a native stream, text calls in the
 // message's text run as they complete until a native call starts; from then on the
 // message is not parsed as text. Safe for concurrent use; no user code runs under
 // the buffer's display lock.
-func (d *BaseDriver) ProcessStream(ctx context.Context, buf *StreamBuffer) Response {
+func (b *BaseDriver) ProcessStream(ctx context.Context, buf *StreamBuffer) Response {
 	if buf == nil {
 		return Response{}
 	}
-	p := d.decide(ctx, buf)
+	p := b.decide(ctx, buf)
 	var resp Response
 	switch {
 	case len(p.native) > 0:
-		resp = d.run(ctx, p.nativeFormat, p.nativeReply, p.native, p.before)
+		resp = b.run(ctx, p.nativeFormat, p.nativeReply, p.native, p.before)
+		resp.Format = safeFormat(p.nativeFormat)
 		buf.ranBatch(p.native)
 	case len(p.text) > 0:
-		resp = d.run(ctx, *d.text, p.textReply, p.text, p.before)
+		resp = b.run(ctx, *b.text, p.textReply, p.text, p.before)
+		resp.Format = b.text.Format()
+	case len(p.foreign) > 0:
+		resp.Format = p.format
 	}
+	resp.Foreign = p.foreign
 	resp.CallPending = p.hold
 	resp.Unavailable = p.unavailable
 	return resp
@@ -601,12 +620,14 @@ func (b *StreamBuffer) ranBatch(calls []ToolCall) {
 type streamPlan struct {
 	hold         bool
 	native       []ToolCall
-	nativeFormat ExtractionStrategy
-	nativeReply  Reply
+	nativeFormat WireFormat
+	nativeReply  Output
 	text         []ToolCall
-	textReply    Reply
-	before       int   // owned calls of the stream run before this round
-	unavailable  error // reported in this round's Response
+	textReply    Output
+	foreign      []ToolCall // the stream's foreign calls, once it is finished
+	format       string     // the format of the foreign calls
+	before       int        // owned calls of the stream run before this round
+	unavailable  error      // reported in this round's Response
 }
 
 // streamView is what decide reads from the buffer under its lock.
@@ -622,21 +643,21 @@ type streamView struct {
 // user code (tool listings, the assembler, the decoder) without the buffer's lock,
 // under the driver's own state lock, and takes the buffer's lock only to read a
 // view of it and to record what it took.
-func (d *BaseDriver) decide(ctx context.Context, buf *StreamBuffer) streamPlan {
+func (b *BaseDriver) decide(ctx context.Context, buf *StreamBuffer) streamPlan {
 	buf.mu.Lock()
 	if buf.asm == nil {
 		buf.mu.Unlock()
 		return streamPlan{}
 	}
-	st := buf.state(d)
+	st := buf.state(b)
 	buf.mu.Unlock()
 
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if !st.decInit {
 		st.decInit = true
-		if d.text != nil {
-			st.dec = newDecoder(d.text.ps)
+		if b.text != nil {
+			st.dec = newDecoder(b.text.ps)
 		}
 	}
 	buf.mu.Lock()
@@ -647,23 +668,28 @@ func (d *BaseDriver) decide(ctx context.Context, buf *StreamBuffer) streamPlan {
 	var plan streamPlan
 	nativeForming := false
 	if !v.isText {
-		nativeForming = d.planNative(ctx, buf, st, v, &plan)
+		nativeForming = b.planNative(ctx, buf, st, v, &plan)
 	}
 	var found []ToolCall
 	if st.dec != nil && !nativeForming {
-		found = d.planText(ctx, st, v, &plan)
+		found = b.planText(ctx, st, v, &plan)
 	} else if st.dec != nil {
-		d.scanText(st, v) // keep the decoder current; a native message is not parsed as text
+		b.scanText(st, v) // keep the decoder current; a native message is not parsed as text
 	}
 	if st.unavail != nil && !st.reported {
 		st.reported = true
 		plan.unavailable = st.unavail
 	}
+	if v.finished && !st.foreignOut && !plan.hold {
+		st.foreignOut = true
+		plan.foreign, st.foreign = st.foreign, nil
+		plan.format = st.foreignFmt
+	}
 
 	buf.mu.Lock()
 	defer buf.mu.Unlock()
 	if len(found) > 0 {
-		d.takeText(buf, v, found, &plan)
+		b.takeText(buf, v, found, &plan)
 	}
 	if plan.hold && buf.round == v.round {
 		buf.held = true
@@ -675,7 +701,7 @@ func (d *BaseDriver) decide(ctx context.Context, buf *StreamBuffer) streamPlan {
 
 // planNative plans the native calls: held while an owned one forms, run as one batch
 // at the end of the message. It reports whether native calls have started.
-func (d *BaseDriver) planNative(ctx context.Context, buf *StreamBuffer, st *streamState, v streamView, plan *streamPlan) bool {
+func (b *BaseDriver) planNative(ctx context.Context, buf *StreamBuffer, st *streamState, v streamView, plan *streamPlan) bool {
 	buf.asmMu.Lock()
 	var forming []string
 	total := 0
@@ -703,7 +729,7 @@ func (d *BaseDriver) planNative(ctx context.Context, buf *StreamBuffer, st *stre
 				plan.hold = true
 				break
 			}
-			if d.cachedOwns(ctx, st, name) {
+			if b.cachedOwns(ctx, st, name) {
 				plan.hold, st.ownedForms = true, true
 				break
 			}
@@ -711,8 +737,13 @@ func (d *BaseDriver) planNative(ctx context.Context, buf *StreamBuffer, st *stre
 		}
 	case !st.nativeDone:
 		st.nativeDone = true
-		plan.nativeReply = NewReply(msg)
-		plan.nativeFormat, plan.native = d.nativeCalls(ctx, st, plan.nativeReply)
+		plan.nativeReply = NewOutput(msg)
+		var foreign []ToolCall
+		plan.nativeFormat, plan.native, foreign = b.nativeCalls(ctx, st, plan.nativeReply)
+		if len(foreign) > 0 {
+			st.foreign = append(st.foreign, foreign...)
+			st.foreignFmt = safeFormat(plan.nativeFormat)
+		}
 		if !v.ended {
 			for i := range plan.native {
 				plan.native[i].Err = fmt.Errorf("%w: the stream ended before the call to %q was complete", ErrMalformedCall, plan.native[i].Name)
@@ -722,7 +753,7 @@ func (d *BaseDriver) planNative(ctx context.Context, buf *StreamBuffer, st *stre
 	return total > 0
 }
 
-// safeForming returns a copy of the names of asm.Forming() from index from on, up
+// safeForming returns a copy of the names of asm.CallNames() from index from on, up
 // to the first that is not known yet ("") included, and how many calls have
 // started. The names before from are known already, and planNative holds at the
 // first unknown name: copying them every round would make a stream of many calls
@@ -734,7 +765,7 @@ func safeForming(asm Assembler, from int) (names []string, total int) {
 			names, total = nil, 0
 		}
 	}()
-	all := asm.Forming()
+	all := asm.CallNames()
 	if from < len(all) {
 		end := len(all)
 		if i := slices.Index(all[from:], ""); i >= 0 {
@@ -758,7 +789,7 @@ func newDecoder(ps PromptStrategy) (dec TextDecoder) {
 
 // scanText advances the decoder over the text: Scan while the stream runs, Finish
 // once at its end. A panic in the decoder is logged and disables it for the stream.
-func (d *BaseDriver) scanText(st *streamState, v streamView) (found []ToolCall) {
+func (b *BaseDriver) scanText(st *streamState, v streamView) (found []ToolCall) {
 	defer func() {
 		if r := recover(); r != nil {
 			logPanic("decoding streamed text", nil, r)
@@ -778,11 +809,17 @@ func (d *BaseDriver) scanText(st *streamState, v streamView) (found []ToolCall) 
 // planText decodes the text so far and returns the owned calls found, in order;
 // takeText later drops those another driver took in an earlier round. It sets
 // plan.hold while an owned call may be forming.
-func (d *BaseDriver) planText(ctx context.Context, st *streamState, v streamView, plan *streamPlan) (owned []ToolCall) {
-	found := d.scanText(st, v)
+func (b *BaseDriver) planText(ctx context.Context, st *streamState, v streamView, plan *streamPlan) (owned []ToolCall) {
+	found := b.scanText(st, v)
 	for _, c := range found {
-		if d.cachedOwns(ctx, st, c.Name) {
+		c.Index = st.textCalls
+		st.textCalls++
+		if b.cachedOwns(ctx, st, c.Name) {
 			owned = append(owned, c)
+		} else if c.Name != "" && st.lastName == c.Name {
+			// The lookup succeeded (a failed one is not cached): foreign.
+			st.foreign = append(st.foreign, c)
+			st.foreignText(b)
 		}
 	}
 	if st.dec == nil {
@@ -800,7 +837,17 @@ func (d *BaseDriver) planText(ctx context.Context, st *streamState, v streamView
 	sorted := true
 	for ; st.malformed < len(all); st.malformed++ {
 		c := all[st.malformed]
-		if !d.cachedOwns(ctx, st, c.Name) {
+		if !b.cachedOwns(ctx, st, c.Name) {
+			if v.finished && c.Name != "" && st.lastName == c.Name {
+				// A foreign call that never closed: the client answers it too.
+				if c.Arguments == nil {
+					c.Arguments = map[string]any{}
+				}
+				c.Index = st.textCalls
+				st.textCalls++
+				st.foreign = append(st.foreign, c)
+				st.foreignText(b)
+			}
 			continue
 		}
 		if !v.finished {
@@ -813,6 +860,8 @@ func (d *BaseDriver) planText(ctx context.Context, st *streamState, v streamView
 		if c.Err == nil {
 			c.Err = fmt.Errorf("%w: the call to %q cannot be decoded", ErrMalformedCall, c.Name)
 		}
+		c.Index = st.textCalls
+		st.textCalls++
 		if len(owned) > 0 && owned[len(owned)-1].Start > c.Start {
 			sorted = false
 		}
@@ -822,7 +871,7 @@ func (d *BaseDriver) planText(ctx context.Context, st *streamState, v streamView
 		sort.SliceStable(owned, func(i, j int) bool { return owned[i].Start < owned[j].Start })
 	}
 	if !v.finished && !plan.hold {
-		if _, name, ok := st.dec.Pending(); ok && (name == "" || d.cachedOwns(ctx, st, name)) {
+		if _, name, ok := st.dec.Pending(); ok && (name == "" || b.cachedOwns(ctx, st, name)) {
 			plan.hold = true
 		}
 	}
@@ -832,7 +881,7 @@ func (d *BaseDriver) planText(ctx context.Context, st *streamState, v streamView
 // takeText keeps the owned text calls no other driver took in an earlier round,
 // records their spans as consumed and sets the text of the round's history. Call it
 // with buf.mu held.
-func (d *BaseDriver) takeText(buf *StreamBuffer, v streamView, found []ToolCall, plan *streamPlan) {
+func (b *BaseDriver) takeText(buf *StreamBuffer, v streamView, found []ToolCall, plan *streamPlan) {
 	owned := found[:0]
 	for _, c := range found {
 		if !buf.takenBefore(c.Start, c.End) {
@@ -851,32 +900,39 @@ func (d *BaseDriver) takeText(buf *StreamBuffer, v streamView, found []ToolCall,
 	from := min(buf.histFrom, end)
 	buf.histFrom = max(buf.histFrom, end)
 	plan.text = owned
-	plan.textReply = Reply{Text: v.text[from:end]}
+	plan.textReply = Output{Text: v.text[from:end]}
 }
 
-// nativeCalls finds the native strategy that matches reply and returns it with the
-// owned calls. A panic in a strategy is logged, and the next strategy is asked.
-func (d *BaseDriver) nativeCalls(ctx context.Context, st *streamState, reply Reply) (ExtractionStrategy, []ToolCall) {
-	for _, s := range d.strategies {
-		if _, isText := s.(textFormat); isText {
+// nativeCalls finds the native format that matches out and returns it with the
+// owned and the foreign calls, each with its Index. A panic in a format is logged,
+// and the next format is asked.
+func (b *BaseDriver) nativeCalls(ctx context.Context, st *streamState, out Output) (WireFormat, []ToolCall, []ToolCall) {
+	for _, f := range b.formats {
+		if _, isText := f.(textFormat); isText {
 			continue
 		}
-		calls, ok := safeExtract(s, reply)
+		if _, streams := f.(StreamingFormat); !streams {
+			continue
+		}
+		calls, ok := safeExtract(f, out)
 		if !ok {
 			continue
 		}
-		owned, err := d.owned(ctx, calls)
+		for i := range calls {
+			calls[i].Index = i
+		}
+		owned, foreign, err := b.owned(ctx, calls)
 		if err != nil && st.unavail == nil {
 			st.unavail = err
 		}
-		return s, owned
+		return f, owned, foreign
 	}
-	return nil, nil
+	return nil, nil, nil
 }
 
 // safeExtract returns s's calls of reply when s matches it; a panic is logged and
 // counts as no match.
-func safeExtract(s ExtractionStrategy, reply Reply) (calls []ToolCall, ok bool) {
+func safeExtract(s WireFormat, reply Output) (calls []ToolCall, ok bool) {
 	defer func() {
 		if v := recover(); v != nil {
 			logPanic("extracting the calls of a streamed message", s, v)
@@ -892,14 +948,14 @@ func safeExtract(s ExtractionStrategy, reply Reply) (calls []ToolCall, ok bool) 
 // cachedOwns is ownsName with a one-entry cache per stream, so that a call that
 // stays pending over many chunks costs one lookup. A failed lookup is remembered in
 // st.unavail.
-func (d *BaseDriver) cachedOwns(ctx context.Context, st *streamState, name string) bool {
+func (b *BaseDriver) cachedOwns(ctx context.Context, st *streamState, name string) bool {
 	if name == "" {
 		return false
 	}
 	if name == st.lastName {
 		return st.lastOwned
 	}
-	owned, err := d.ownsName(ctx, name)
+	owned, err := b.ownsName(ctx, name)
 	if err != nil {
 		if st.unavail == nil {
 			st.unavail = err

@@ -177,6 +177,17 @@ func TestStreamNativeMatrix(t *testing.T) {
 				if diff := cmp.Diff(whole.Messages, streamed.Messages); diff != "" {
 					t.Errorf("history differs from the non-streaming one (-whole +stream):\n%s", diff)
 				}
+				// The foreign calls, their Index among all calls and the format are
+				// reported alike, once the stream is finished.
+				if diff := cmp.Diff(foreignOf(whole.Foreign), foreignOf(run.foreign)); diff != "" {
+					t.Errorf("Foreign differs (-whole +stream):\n%s", diff)
+				}
+				if sh.name == "owned and foreign" && (len(run.foreign) != 1 || run.foreign[0].Index != 0 || whole.Calls[0].Index != 1) {
+					t.Errorf("foreign %+v, owned %+v: want web_search at index 0 and add at 1", run.foreign, whole.Calls)
+				}
+				if whole.Format != run.format && (len(whole.Calls) > 0 || len(whole.Foreign) > 0) {
+					t.Errorf("Format: whole %q, streamed %q", whole.Format, run.format)
+				}
 				if len(sh.want) > 0 {
 					if run.pending == 0 {
 						t.Error("the owned call was never held while forming")
@@ -271,8 +282,8 @@ func TestStreamDatalessFirstChunks(t *testing.T) {
 // TestNilStrategiesAreIgnored: nil entries among the strategies of a driver or a
 // buffer are skipped rather than crashing the stream.
 func TestNilStrategiesAreIgnored(t *testing.T) {
-	d := mcs.NewBaseDriver(&calcDriver{}, mcs.WithExtractionStrategies(nil, mcs.ChatCompletionsFormat(), nil, mcs.TextFormat(nil)))
-	if n := len(d.Options().ExtractionStrategies); n != 2 {
+	d := mcs.NewBaseDriver(&calcDriver{}, mcs.WithFormats(nil, mcs.ChatCompletionsFormat(), nil, mcs.TextFormat(nil)))
+	if n := len(d.Options().Formats); n != 2 {
 		t.Errorf("driver has %d strategies, want 2", n)
 	}
 	shown, got := streamTextReply(d, []string{`a {"tool":"echo","arguments":{"text":"n"}}`, " b"})
@@ -406,7 +417,7 @@ func TestStreamTextFormatOfTheDriver(t *testing.T) {
 		t.Fatal(err)
 	}
 	reply := `a {"function":"echo","arguments":{"text":"f"}} b`
-	custom := mcs.NewBaseDriver(&calcDriver{}, mcs.WithExtractionStrategies(mcs.ChatCompletionsFormat(), mcs.TextFormat(ps)))
+	custom := mcs.NewBaseDriver(&calcDriver{}, mcs.WithFormats(mcs.ChatCompletionsFormat(), mcs.TextFormat(ps)))
 	shown, got := streamTextReply(custom, []string{reply[:9], reply[9:]})
 	if diff := cmp.Diff([]call{{Name: "echo", Args: map[string]any{"text": "f"}, Result: "f"}}, got); diff != "" {
 		t.Errorf("calls (-want +got):\n%s", diff)
@@ -414,7 +425,7 @@ func TestStreamTextFormatOfTheDriver(t *testing.T) {
 	if shown != "a  b" {
 		t.Errorf("shown %q", shown)
 	}
-	nativeOnly := mcs.NewBaseDriver(&calcDriver{}, mcs.WithExtractionStrategies(mcs.ChatCompletionsFormat()))
+	nativeOnly := mcs.NewBaseDriver(&calcDriver{}, mcs.WithFormats(mcs.ChatCompletionsFormat()))
 	if _, got := streamTextReply(nativeOnly, []string{`{"tool":"echo"}`}); got != nil {
 		t.Errorf("a driver without a text format ran %+v", got)
 	}
@@ -520,4 +531,13 @@ func TestReasoningIsKept(t *testing.T) {
 			}
 		})
 	}
+}
+
+// foreignOf is the comparable part of foreign calls: id, name, index.
+func foreignOf(calls []mcs.ToolCall) []string {
+	var out []string
+	for _, c := range calls {
+		out = append(out, fmt.Sprintf("%s %s #%d", c.ID, c.Name, c.Index))
+	}
+	return out
 }

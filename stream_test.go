@@ -20,6 +20,8 @@ type streamRun struct {
 	responses []mcs.Response
 	byDriver  [][]call
 	pending   int
+	foreign   []mcs.ToolCall // every Response's Foreign, in order
+	format    string         // the Format of the last Response with calls or foreign calls
 }
 
 // feed runs the client loop over chunks on one buffer shared by drivers: after
@@ -34,6 +36,13 @@ func feed(chunks []any, finish bool, drivers ...*mcs.BaseDriver) *streamRun {
 			r := d.ProcessStream(ctx, buf)
 			if r.CallPending {
 				out.pending++
+			}
+			if r.Foreign != nil && r.CallPending {
+				panic("foreign calls reported while a call is still forming")
+			}
+			out.foreign = append(out.foreign, r.Foreign...)
+			if r.Calls != nil || r.Foreign != nil {
+				out.format = r.Format
 			}
 			if r.Calls != nil {
 				out.responses = append(out.responses, r)
@@ -131,6 +140,10 @@ func TestStreamForeignCallFlows(t *testing.T) {
 	run := runStream(t, textChunks(reply, 4), true, d)
 	if len(run.responses) != 0 {
 		t.Errorf("a foreign call produced responses: %+v", run.responses)
+	}
+	whole := d.ProcessLLMResponse(context.Background(), reply)
+	if diff := cmp.Diff(foreignOf(whole.Foreign), foreignOf(run.foreign)); diff != "" || len(run.foreign) != 1 || run.format != "text" || whole.Format != "text" {
+		t.Errorf("foreign whole %+v, streamed %+v (format %q, %q): want the one web_search call, format text", whole.Foreign, run.foreign, whole.Format, run.format)
 	}
 	if run.shown.String() != reply {
 		t.Errorf("shown %q, want the whole reply", run.shown.String())

@@ -21,7 +21,7 @@ import (
 // prose or in a code fence, and is repaired (fences, trailing commas, single
 // quotes, bare keys, Python literals, comments, then the codec's healing rules)
 // when it is not strict JSON.
-func TextFormat(ps PromptStrategy) ExtractionStrategy {
+func TextFormat(ps PromptStrategy) StreamingFormat {
 	if ps == nil {
 		ps = DefaultPromptStrategy()
 	}
@@ -32,12 +32,12 @@ type textFormat struct{ ps PromptStrategy }
 
 func (textFormat) Format() string { return "text" }
 
-func (textFormat) Match(Reply) bool { return true }
+func (textFormat) Match(Output) bool { return true }
 
 // Extract returns every call of the text in order, including the calls that named a
 // tool but cannot run as written (Err set: not JSON even after repair, two tool
 // names, never closed), so that a reply gives the same outcome whole and streamed.
-func (f textFormat) Extract(r Reply) []ToolCall {
+func (f textFormat) Extract(r Output) []ToolCall {
 	if r.Text == "" {
 		return nil
 	}
@@ -50,16 +50,11 @@ func (f textFormat) Extract(r Reply) []ToolCall {
 	return calls
 }
 
-func (f textFormat) History(r Reply, outcomes []CallOutcome) []map[string]any {
-	msgs := make([]map[string]any, 0, len(outcomes)+1)
+func (f textFormat) History(r Output, calls []CallRecord) []map[string]any {
+	msgs := make([]map[string]any, 0, len(calls)+1)
 	msgs = append(msgs, map[string]any{"role": "assistant", "content": r.Text})
-	framed, _ := f.ps.(CallResultMessager)
-	for _, o := range outcomes {
-		if framed != nil {
-			msgs = append(msgs, framed.CallResultMessage(o.Call, outcomeText(o), o.Err != nil))
-			continue
-		}
-		msgs = append(msgs, f.ps.ResultMessage(o.Call.Name, outcomeText(o), o.Err != nil))
+	for _, o := range calls {
+		msgs = append(msgs, f.ps.ResultMessage(o.ToolCall, outcomeText(o), o.Err != nil))
 	}
 	return msgs
 }
@@ -89,58 +84,58 @@ func (a *textAssembler) Message() map[string]any {
 
 func (a *textAssembler) Done() bool { return false }
 
-func (a *textAssembler) Forming() []string { return nil }
+func (a *textAssembler) CallNames() []string { return nil }
 
-// NewReply turns a model output into a Reply. A string is text. A map is a native
+// NewOutput turns a model output into an Output. A string is text. A map is a native
 // message; a Chat Completions envelope ({"choices":[{"message":...}]}), a Gemini
 // envelope ({"candidates":[{"content":...}]}) and an Ollama envelope
 // ({"message":...}) are unwrapped to their first message. A map without any key of
 // a built-in format (a text call the caller decoded, or a format only a user's
-// strategy knows) is the Message, and its JSON is the Text. []byte and
+// format knows) is the Message, and its JSON is the Text. []byte and
 // json.RawMessage are decoded when they hold a JSON object or a JSON string and are
-// text otherwise. A Reply or *Reply is used as is. Any other value is marshalled to
+// text otherwise. An Output or *Output is used as is. Any other value is marshalled to
 // JSON and decoded.
-func NewReply(response any) Reply {
+func NewOutput(response any) Output {
 	switch v := response.(type) {
-	case Reply:
+	case Output:
 		return v
-	case *Reply:
+	case *Output:
 		if v == nil {
-			return Reply{}
+			return Output{}
 		}
 		return *v
 	}
 	in := normalize(response)
 	switch in.kind {
 	case inputNil:
-		return Reply{}
+		return Output{}
 	case inputText:
-		return Reply{Text: in.text}
+		return Output{Text: in.text}
 	case inputMap:
 		if !isNativeMessage(in.obj) {
 			// A bare object, such as a text call the caller decoded, or a message of a
-			// format only a user's strategy knows: its JSON is the text.
+			// format only a user knows: its JSON is the text.
 			b, err := json.Marshal(in.obj)
 			if err != nil {
-				return Reply{Message: in.obj}
+				return Output{Message: in.obj}
 			}
-			return Reply{Message: in.obj, Text: string(b)}
+			return Output{Message: in.obj, Text: string(b)}
 		}
 		return replyFromMap(in.obj)
 	}
 	if in.text == "" {
-		return Reply{}
+		return Output{}
 	}
 	return replyFromBytes([]byte(in.text))
 }
 
-func replyFromBytes(b []byte) Reply {
+func replyFromBytes(b []byte) Output {
 	t := bytes.TrimSpace(b)
 	if len(t) > 0 && t[0] == '{' {
 		var m map[string]any
 		if unmarshalJSON(t, &m) == nil {
 			if !isNativeMessage(m) {
-				return Reply{Message: m, Text: string(b)}
+				return Output{Message: m, Text: string(b)}
 			}
 			return replyFromMap(m)
 		}
@@ -148,10 +143,10 @@ func replyFromBytes(b []byte) Reply {
 	if len(t) > 0 && t[0] == '"' {
 		var s string
 		if json.Unmarshal(t, &s) == nil {
-			return Reply{Text: s}
+			return Output{Text: s}
 		}
 	}
-	return Reply{Text: string(b)}
+	return Output{Text: string(b)}
 }
 
 // isNativeMessage reports whether m has the keys of a provider message or envelope.
@@ -164,7 +159,7 @@ func isNativeMessage(m map[string]any) bool {
 	return false
 }
 
-func replyFromMap(m map[string]any) Reply {
+func replyFromMap(m map[string]any) Output {
 	if ch, ok := m["choices"].([]any); ok && len(ch) > 0 {
 		if c0, ok := ch[0].(map[string]any); ok {
 			if msg, ok := c0["message"].(map[string]any); ok {
@@ -180,7 +175,7 @@ func replyFromMap(m map[string]any) Reply {
 	} else if msg, ok := m["message"].(map[string]any); ok && m["role"] == nil {
 		m = msg // Ollama's /api/chat envelope
 	}
-	return Reply{Message: m, Text: messageText(m)}
+	return Output{Message: m, Text: messageText(m)}
 }
 
 // isTextBlock reports whether a content block or part is answer text: typed "text"

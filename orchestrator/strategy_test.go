@@ -380,7 +380,7 @@ func TestPaginationTurnResultAndRouting(t *testing.T) {
 	a := newFake("a", "t0", "t1", "t2", "t3", "t4")
 	o := build(t, orchestrator.Pipeline(p), "a", a)
 	// A tool on another page is not owned by ProcessLLMResponse ...
-	if resp := process(t, o, "t4"); !cmp.Equal(resp, mcs.Response{}) {
+	if resp := process(t, o, "t4"); !notOwned(resp, "t4") {
 		t.Errorf("a tool of another page was owned: %+v", resp)
 	}
 	// ... but ExecuteTool routes it.

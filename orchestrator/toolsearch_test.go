@@ -100,7 +100,7 @@ func TestToolSearchFindsAndExposes(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Not listed yet: the model's call is not owned.
-	if resp := process(t, o, "issues_update"); !cmp.Equal(resp, mcs.Response{}) {
+	if resp := process(t, o, "issues_update"); !notOwned(resp, "issues_update") {
 		t.Fatalf("an unlisted tool was owned: %+v", resp)
 	}
 	resp := o.ProcessLLMResponse(context.Background(), textCall(t, orchestrator.SearchTool, map[string]any{"query": "edit an issue"}))

@@ -164,8 +164,8 @@ type Runner struct {
 	m          Model
 	o          options
 	ps         mcs.PromptStrategy
-	strategies []mcs.ExtractionStrategy
-	textFormat string // the name of the text protocol's format
+	formats    []mcs.WireFormat // the driver's, to answer the calls it did not own
+	textFormat string           // the name of the text protocol's format
 }
 
 // New returns a Runner over the driver d and the model m. Several drivers go
@@ -185,7 +185,10 @@ func New(d mcs.Driver, m Model, opts ...Option) *Runner {
 	if p, ok := d.(interface{ PromptStrategy() mcs.PromptStrategy }); ok && p.PromptStrategy() != nil {
 		r.ps = p.PromptStrategy()
 	}
-	r.strategies = mcs.DefaultExtractionStrategies(r.ps)
+	r.formats = mcs.DefaultFormats(r.ps)
+	if f, ok := d.(interface{ Formats() []mcs.WireFormat }); ok && len(f.Formats()) > 0 {
+		r.formats = f.Formats()
+	}
 	r.textFormat = mcs.TextFormat(r.ps).Format()
 	return r
 }
@@ -372,7 +375,7 @@ func (r *Runner) show(text string) {
 
 // take keeps a Response that says something and records its calls.
 func (r *Runner) take(res *Result, resps *[]mcs.Response, resp mcs.Response) {
-	if resp.Calls == nil && resp.Messages == nil && resp.RetryPrompt == "" {
+	if resp.Calls == nil && resp.Messages == nil && resp.RetryPrompt == "" && resp.Foreign == nil && resp.Unavailable == nil {
 		return
 	}
 	*resps = append(*resps, resp)
@@ -389,7 +392,7 @@ func (r *Runner) take(res *Result, resps *[]mcs.Response, resp mcs.Response) {
 // retry prompt.
 func wholeText(msg map[string]any, resps []mcs.Response) []mcs.Response {
 	out := make([]mcs.Response, 0, len(resps)+1)
-	out = append(out, mcs.Response{Messages: []map[string]any{{"role": "assistant", "content": mcs.NewReply(msg).Text}}})
+	out = append(out, mcs.Response{Messages: []map[string]any{{"role": "assistant", "content": mcs.NewOutput(msg).Text}}})
 	retry := false
 	for _, resp := range resps {
 		if len(resp.Messages) > 0 && resp.Messages[0]["role"] == "assistant" {
@@ -431,34 +434,27 @@ func (r *Runner) appendRetry(res *Result, retry []string) {
 }
 
 // settle appends the round's outcome to the history: the driver's messages, the
-// answers to every call it did not own, the retry prompts, or the final answer.
+// answers to every call it did not own (its Responses' Foreign), the retry
+// prompts, or the final answer. The driver's records and the foreign calls are
+// merged by their Index, so that a native message's calls are answered in the
+// order the model made them, in the format the driver named.
 func (r *Runner) settle(ctx context.Context, res *Result, msg map[string]any, resps []mcs.Response, streamed bool) (again bool, err error) {
-	format, found := mcs.ExtractCalls(msg, r.strategies...)
+	var foreign []mcs.ToolCall
+	format := ""
+	for _, resp := range resps {
+		if resp.Unavailable != nil {
+			// The calls it could not judge would go unanswered.
+			return false, fmt.Errorf("driver tool listing: %w", resp.Unavailable)
+		}
+		foreign = append(foreign, resp.Foreign...)
+		if resp.Format != "" {
+			format = resp.Format
+		}
+	}
 	if streamed && format == r.textFormat && len(resps) > 0 {
 		resps = wholeText(msg, resps)
 	}
-	var owned []mcs.CallRecord
-	for _, resp := range resps {
-		owned = append(owned, resp.Calls...)
-	}
-	// Match every call found to the record of the call the driver ran.
-	used := make([]bool, len(owned))
-	matched := make([]int, len(found)) // index into owned, or -1
-	var unowned []int
-	for i, c := range found {
-		matched[i] = -1
-		for j, rec := range owned {
-			if used[j] || rec.Name != c.Name || rec.ID != c.ID {
-				continue
-			}
-			used[j], matched[i] = true, j
-			break
-		}
-		if matched[i] < 0 {
-			unowned = append(unowned, i)
-		}
-	}
-	if len(unowned) == 0 {
+	if len(foreign) == 0 {
 		if len(resps) == 0 {
 			return false, r.final(res, msg)
 		}
@@ -470,64 +466,37 @@ func (r *Runner) settle(ctx context.Context, res *Result, msg map[string]any, re
 	if err != nil {
 		return false, err
 	}
-	unknown := make(map[int]error, len(unowned))
-	for _, i := range unowned {
-		c := found[i]
-		var e error
+	answers := make([]mcs.CallRecord, len(foreign))
+	for i, c := range foreign {
+		answers[i] = mcs.CallRecord{ToolCall: c}
 		if slices.Contains(names, c.Name) {
-			e = fmt.Errorf("the call to %q was not run: call it again", c.Name)
+			answers[i].Err = fmt.Errorf("the call to %q was not run: call it again", c.Name)
 		} else {
-			e = fmt.Errorf("%w: tool %q does not exist; %s", mcs.ErrUnknownTool, c.Name, closestText(c.Name, names))
+			answers[i].Err = fmt.Errorf("%w: tool %q does not exist; %s", mcs.ErrUnknownTool, c.Name, closestText(c.Name, names))
 		}
-		unknown[i] = e
-		r.record(res, mcs.CallRecord{ID: c.ID, Name: c.Name, Arguments: c.Arguments, Err: e})
+		r.record(res, answers[i])
 	}
+	if format != r.textFormat {
+		return r.settleNative(ctx, res, msg, resps, format, answers)
+	}
+	return r.settleText(ctx, res, msg, resps, answers)
+}
 
-	var strategy mcs.ExtractionStrategy
-	for _, s := range r.strategies {
-		if s.Format() == format {
-			strategy = s
-		}
-	}
-	native := format != r.textFormat && strategy != nil
-	var retry []string
-	if native {
-		// Every call of the assistant message is answered, in its order: the
-		// driver's outcome for the calls it ran, the error for the others.
-		outcomes := make([]mcs.CallOutcome, len(found))
-		for i, c := range found {
-			outcomes[i] = mcs.CallOutcome{Call: c}
-			if j := matched[i]; j >= 0 {
-				outcomes[i].Result, outcomes[i].Err = owned[j].Result, owned[j].Err
-			} else {
-				outcomes[i].Err = unknown[i]
-			}
-		}
-		for _, resp := range resps {
-			if !hasNativeCall(resp) { // text calls run before the native ones started
-				res.History = append(res.History, resp.Messages...)
-			}
-			if resp.RetryPrompt != "" {
-				retry = append(retry, resp.RetryPrompt)
-			}
-		}
-		res.History = append(res.History, strategy.History(mcs.NewReply(msg), outcomes)...)
-		r.appendRetry(res, retry)
-		return true, ctx.Err()
-	}
-
-	// Text calls: the driver's messages cover the text up to its last call; the
-	// rest of the reply (holding the foreign call) follows, then the retry prompt.
-	text := mcs.NewReply(msg).Text
+// settleText appends the driver's messages, which cover the text up to its last
+// call, then the rest of the output (holding the foreign calls), then the retry
+// prompts, the foreign calls' last.
+func (r *Runner) settleText(ctx context.Context, res *Result, msg map[string]any, resps []mcs.Response, answers []mcs.CallRecord) (bool, error) {
+	text := mcs.NewOutput(msg).Text
 	end := 0
-	for i, c := range found {
-		if matched[i] >= 0 && c.End > end && c.End <= len(text) {
-			end = c.End
-		}
-	}
+	var retry []string
 	var ran bool
-	var echoed strings.Builder // the reply's text the driver's messages hold
+	var echoed strings.Builder // the output's text the driver's messages hold
 	for _, resp := range resps {
+		for _, c := range resp.Calls {
+			if c.End > end && c.End <= len(text) {
+				end = c.End
+			}
+		}
 		res.History = append(res.History, resp.Messages...)
 		for _, m := range resp.Messages {
 			ran = true
@@ -539,7 +508,7 @@ func (r *Runner) settle(ctx context.Context, res *Result, msg map[string]any, re
 			retry = append(retry, resp.RetryPrompt)
 		}
 	}
-	// The driver's messages hold all of the reply (a streamed one's too, see
+	// The driver's messages hold all of the output (a streamed one's too, see
 	// wholeText): append the rest only when a driver's echo left it out.
 	rest := strings.TrimSpace(text[end:])
 	if !ran {
@@ -547,9 +516,36 @@ func (r *Runner) settle(ctx context.Context, res *Result, msg map[string]any, re
 	} else if rest != "" && !strings.HasSuffix(strings.TrimSpace(echoed.String()), rest) {
 		res.History = append(res.History, map[string]any{"role": "assistant", "content": text[end:]})
 	}
-	for _, i := range unowned {
-		retry = append(retry, r.ps.RetryPrompt(found[i].Name, unknown[i].Error()))
+	for _, a := range answers {
+		retry = append(retry, r.ps.RetryPrompt(a.Name, a.Err.Error()))
 	}
+	r.appendRetry(res, retry)
+	return true, ctx.Err()
+}
+
+// settleNative answers every call of a native message, in its order, in the
+// message's format: the driver's outcome for the calls it ran, answers for the
+// others. Text calls that ran before the native ones started keep their own
+// messages.
+func (r *Runner) settleNative(ctx context.Context, res *Result, msg map[string]any, resps []mcs.Response, format string, answers []mcs.CallRecord) (bool, error) {
+	i := slices.IndexFunc(r.formats, func(f mcs.WireFormat) bool { return f.Format() == format })
+	if i < 0 {
+		return false, fmt.Errorf("the driver reported calls in the format %q, which is not among its formats: the runner cannot answer them", format)
+	}
+	all := answers
+	var retry []string
+	for _, resp := range resps {
+		if resp.Format == format {
+			all = append(all, resp.Calls...)
+		} else {
+			res.History = append(res.History, resp.Messages...)
+		}
+		if resp.RetryPrompt != "" {
+			retry = append(retry, resp.RetryPrompt)
+		}
+	}
+	slices.SortStableFunc(all, func(a, b mcs.CallRecord) int { return a.Index - b.Index })
+	res.History = append(res.History, r.formats[i].History(mcs.NewOutput(msg), all)...)
 	r.appendRetry(res, retry)
 	return true, ctx.Err()
 }
@@ -566,7 +562,7 @@ func hasNativeCall(resp mcs.Response) bool {
 // final appends the final answer, unless it is empty (a provider rejects an empty
 // assistant turn inside the history).
 func (r *Runner) final(res *Result, msg map[string]any) error {
-	res.Text = mcs.NewReply(msg).Text
+	res.Text = mcs.NewOutput(msg).Text
 	if msg != nil && res.Text != "" {
 		res.History = append(res.History, msg)
 	}

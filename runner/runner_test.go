@@ -239,6 +239,6 @@ func TestModelError(t *testing.T) {
 // framed is a text-protocol tool result as the default codec puts it in the
 // history: a user turn that frames the content as data the tool returned.
 func framed(tool string, args map[string]any, content string) string {
-	m := mcs.DefaultPromptStrategy().(mcs.CallResultMessager).CallResultMessage(mcs.ToolCall{Name: tool, Arguments: args}, content, false)
+	m := mcs.DefaultPromptStrategy().ResultMessage(mcs.ToolCall{Name: tool, Arguments: args}, content, false)
 	return fmt.Sprintf("%v: %v", m["role"], m["content"])
 }
