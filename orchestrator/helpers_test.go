@@ -78,12 +78,6 @@ func (f *fake) ExecuteTool(_ context.Context, name string, args map[string]any) 
 	return f.name + ":" + name, nil
 }
 
-func (f *fake) calls() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return slices.Clone(f.executed)
-}
-
 // healthy is a fake with a healthcheck.
 type healthy struct {
 	*fake

@@ -33,25 +33,26 @@ type Base struct {
 
 type Everything struct {
 	Base
-	Text     string            `json:"text" description:"Some text."`
-	Count    int               `json:"count"`
-	ID       int64             `json:"id"`
-	Small    uint8             `json:"small,omitempty"`
-	Ratio    float64           `json:"ratio,omitempty"`
-	On       bool              `json:"on,omitempty"`
-	Tags     []string          `json:"tags,omitempty"`
-	Pair     [2]int            `json:"pair,omitzero"`
-	Labels   map[string]string `json:"labels,omitempty"`
-	Addr     Address           `json:"addr,omitzero"`
-	When     time.Time         `json:"when,omitzero"`
-	Maybe    *string           `json:"maybe"`
-	Color    Color             `json:"color,omitempty" enum:"red,green" default:"red"`
-	Level    int               `json:"level,omitempty" enum:"1,2,3"`
-	Blob     []byte            `json:"blob,omitempty"`
-	Any      any               `json:"any,omitempty"`
-	Tree     *Node             `json:"tree,omitempty"`
-	Ignored  string            `json:"-"`
-	NoTag    string            `json:",omitempty"`
+	Text    string            `json:"text" description:"Some text."`
+	Count   int               `json:"count"`
+	ID      int64             `json:"id"`
+	Small   uint8             `json:"small,omitempty"`
+	Ratio   float64           `json:"ratio,omitempty"`
+	On      bool              `json:"on,omitempty"`
+	Tags    []string          `json:"tags,omitempty"`
+	Pair    [2]int            `json:"pair,omitzero"`
+	Labels  map[string]string `json:"labels,omitempty"`
+	Addr    Address           `json:"addr,omitzero"`
+	When    time.Time         `json:"when,omitzero"`
+	Maybe   *string           `json:"maybe"`
+	Color   Color             `json:"color,omitempty" enum:"red,green" default:"red"`
+	Level   int               `json:"level,omitempty" enum:"1,2,3"`
+	Blob    []byte            `json:"blob,omitempty"`
+	Any     any               `json:"any,omitempty"`
+	Tree    *Node             `json:"tree,omitempty"`
+	Ignored string            `json:"-"`
+	NoTag   string            `json:",omitempty"`
+	//lint:ignore U1000 an unexported field, which the schema must leave out
 	private  string
 	Duration json.Number `json:"num,omitempty"`
 }

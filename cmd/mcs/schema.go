@@ -12,10 +12,6 @@ import (
 	"github.com/mcs-go/mcs/orchestrator"
 )
 
-// schemaType returns the JSON Schema type of a parameter: the first of
-// [schemaTypes].
-func schemaType(s map[string]any) string { return schemaTypes(s)[0] }
-
 // schemaTypes returns the JSON Schema types a parameter may take, null left out,
 // in the schema's order: those of its type key (a name or a list), else those of
 // the branches of anyOf and oneOf, else "object" when it has properties and

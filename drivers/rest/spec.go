@@ -356,7 +356,7 @@ func templateVars(path string) []string {
 // ignoredHeaders are header parameters OpenAPI says to ignore.
 var ignoredHeaders = []string{"accept", "content-type", "authorization"}
 
-func (o *operation) addParameter(p *openapi3.Parameter) {
+func (op *operation) addParameter(p *openapi3.Parameter) {
 	switch p.In {
 	case inPath, inQuery, inHeader, inCookie:
 	default:
@@ -390,23 +390,23 @@ func (o *operation) addParameter(p *openapi3.Parameter) {
 		a.explode = *p.Explode
 	}
 	name := p.Name
-	if o.taken(name) {
+	if op.taken(name) {
 		name = p.In + "_" + p.Name
 	}
-	o.add(a, name, p.Description, convertSchema(schemaRef))
+	op.add(a, name, p.Description, convertSchema(schemaRef))
 }
 
-func (o *operation) addBody(rb *openapi3.RequestBody) {
+func (op *operation) addBody(rb *openapi3.RequestBody) {
 	media, mt, kind := pickMedia(rb.Content)
 	if kind == bodyNone {
 		return
 	}
-	o.body, o.media, o.bodyRequired = kind, media, rb.Required
+	op.body, op.media, op.bodyRequired = kind, media, rb.Required
 	var schemaRef *openapi3.SchemaRef
 	if mt != nil {
 		schemaRef = mt.Schema
 		if kind == bodyForm || kind == bodyMultipart {
-			o.encoding = mt.Encoding
+			op.encoding = mt.Encoding
 		}
 	}
 	if emptyObject(schemaRef) {
@@ -426,20 +426,20 @@ func (o *operation) addBody(rb *openapi3.RequestBody) {
 				}
 				a := argument{wire: prop, in: in, required: shape.required[prop], types: schemaTypes(ps)}
 				if in == inForm {
-					a.enc = newFieldEncoding(o.encoding[prop])
+					a.enc = newFieldEncoding(op.encoding[prop])
 				}
 				if kind == bodyMultipart && ps != nil && ps.Value != nil {
 					a.binary = ps.Value.Format == "binary" || ps.Value.ContentMediaType == "application/octet-stream"
 				}
 				name := prop
-				if o.taken(name) {
+				if op.taken(name) {
 					name = "body_" + prop
 				}
 				desc := ""
 				if ps != nil && ps.Value != nil {
 					desc = ps.Value.Description
 				}
-				o.add(a, name, desc, convertSchema(ps))
+				op.add(a, name, desc, convertSchema(ps))
 			}
 			return
 		}
@@ -457,28 +457,28 @@ func (o *operation) addBody(rb *openapi3.RequestBody) {
 		desc = "The request body (" + media + ")."
 	}
 	name := "body"
-	if o.taken(name) {
+	if op.taken(name) {
 		name = "body_body"
 	}
-	o.add(a, name, desc, schema)
+	op.add(a, name, desc, schema)
 }
 
 // taken reports whether an argument already has name.
-func (o *operation) taken(name string) bool {
-	_, ok := o.index[name]
+func (op *operation) taken(name string) bool {
+	_, ok := op.index[name]
 	return ok
 }
 
 // add appends a with the first free name among name, name_2, name_3, ...
-func (o *operation) add(a argument, name, desc string, schema map[string]any) {
+func (op *operation) add(a argument, name, desc string, schema map[string]any) {
 	final := name
-	for i := 2; o.taken(final); i++ {
+	for i := 2; op.taken(final); i++ {
 		final = name + "_" + strconv.Itoa(i)
 	}
 	a.name = final
-	o.index[final] = len(o.args)
-	o.args = append(o.args, a)
-	o.tool.Parameters = append(o.tool.Parameters, mcs.Parameter{
+	op.index[final] = len(op.args)
+	op.args = append(op.args, a)
+	op.tool.Parameters = append(op.tool.Parameters, mcs.Parameter{
 		Name:        final,
 		Description: strings.TrimSpace(desc),
 		Required:    a.required,

@@ -220,7 +220,6 @@ type Terminal struct {
 	mu     sync.Mutex
 	w      io.Writer
 	midRow bool
-	err    error
 }
 
 // NewTerminal returns a Terminal writing to w. Run wraps a Config.Out that is not
