@@ -653,21 +653,23 @@ func (b *BaseDriver) maxCalls() int {
 // the bounded form of each (arguments over the limit left out, results cut).
 func (b *BaseDriver) run(ctx context.Context, f WireFormat, out Output, calls []ToolCall, before int) Response {
 	var resp Response
-	var answered []CallRecord // what the history answers
-	var slot *callInfoCtx     // the context of the one call
+	// answered is what the history answers: the records themselves until a call
+	// is answered otherwise (a bounded result, arguments left out, a call over
+	// the limit that the first one's answer covers); then a copy of its own.
+	var answered []CallRecord
+	same := true
+	var slot *callInfoCtx // the context of the one call
 	if len(calls) == 1 {
-		// One call, the common case: record, answer and the call's context in one
+		// One call, the common case: record and the call's context in one
 		// allocation. A tool may keep the context after it returns (a goroutine
 		// it started): the slot is never reused.
 		one := new(struct {
 			rec [1]CallRecord
-			ans [1]CallRecord
 			ctx callInfoCtx
 		})
-		resp.Calls, answered, slot = one.rec[:0], one.ans[:0], &one.ctx
+		resp.Calls, slot = one.rec[:0], &one.ctx
 	} else {
 		resp.Calls = make([]CallRecord, 0, len(calls))
-		answered = make([]CallRecord, 0, len(calls))
 	}
 	lim := b.callLimits(f, before)
 	var big []int // the calls whose arguments are over the limit
@@ -697,10 +699,12 @@ func (b *BaseDriver) run(ctx context.Context, f WireFormat, out Output, calls []
 			rec.Result = nil
 		}
 		ans := rec
+		changed := false
 		if tooLarge != nil {
 			ans.Arguments, ans.ToolCall.Err = map[string]any{}, rec.Err // out of the history
+			changed = true
 		}
-		lim.boundOutcome(&ans) // what enters the history
+		changed = lim.boundOutcome(&ans) || changed // what enters the history
 		if rec.Err != nil {
 			resp.CallFailed = true
 			if resp.RetryPrompt == "" {
@@ -710,9 +714,16 @@ func (b *BaseDriver) run(ctx context.Context, f WireFormat, out Output, calls []
 			resp.CallExecuted = true
 		}
 		resp.Calls = append(resp.Calls, rec)
-		if answer {
+		if same && (changed || !answer) {
+			same = false
+			answered = append(make([]CallRecord, 0, len(calls)), resp.Calls[:len(resp.Calls)-1]...)
+		}
+		if !same && answer {
 			answered = append(answered, ans)
 		}
+	}
+	if same {
+		answered = resp.Calls
 	}
 	if len(big) > 0 && lim.text {
 		out.Text = textWithout(out.Text, calls, big, lim.args)

@@ -86,46 +86,49 @@ func (l *callLimits) argumentsError(c ToolCall) error {
 }
 
 // boundOutcome cuts the result or the error of o, as the text the model reads, to
-// the limit: head and tail kept, a notice between them.
-func (l *callLimits) boundOutcome(o *CallRecord) {
+// the limit: head and tail kept, a notice between them. It reports whether it
+// changed o.
+func (l *callLimits) boundOutcome(o *CallRecord) (changed bool) {
 	limit := l.results
 	if limit < 0 {
-		return
+		return false
 	}
 	if o.Err != nil {
 		if msg := o.Err.Error(); len(msg) > limit {
 			o.Err = &cutError{msg: cutMiddle(msg, limit, "error"), err: o.Err}
+			return true
 		}
-		return
+		return false
 	}
 	var text string
 	switch r := o.Result.(type) {
 	case string:
 		if len(r) <= limit {
-			return
+			return false
 		}
 		text = r
 	case []byte:
 		if len(r) <= limit {
-			return
+			return false
 		}
 		text = string(r)
 	case json.RawMessage:
 		if len(r) <= limit {
-			return
+			return false
 		}
 		text = string(r)
 	default:
 		if n, ok := jsonSize(r, limit, 0); ok && n <= limit {
-			return
+			return false
 		}
 		// Rendered once here; the formats take the text as it is.
 		if text = ResultText(r); len(text) <= limit {
 			o.Result = text
-			return
+			return true
 		}
 	}
 	o.Result = cutMiddle(text, limit, "result")
+	return true
 }
 
 // cutError is an error whose message enters the history cut.
