@@ -555,7 +555,8 @@ func (b *BaseDriver) NewStreamBuffer() *StreamBuffer {
 //   - Hold: a call is forming whose tool name is not settled yet (a later field
 //     of the object could still name another tool) or belongs to this driver:
 //     CallPending is set and Text returns nothing this round.
-//   - Flow: plain text, or a call known to be foreign: the zero Response.
+//   - Flow: plain text, or a call known to be foreign: no Calls (the foreign calls
+//     are reported in Response.Foreign once the output is finished).
 //
 // A text call that names an owned tool but cannot run as written (not JSON even
 // after repair, two tool names) is released as a failed call with a retry prompt as

@@ -44,8 +44,8 @@ var (
 // around the orchestrator's own calls and sees the exposed names (crm__list_contacts);
 // each registered driver still runs its own middleware, with its own names, because
 // the orchestrator calls the driver's ExecuteTool. Through ProcessLLMResponse only
-// names the orchestrator currently lists are executed; any other name is left to the
-// other drivers of the client (the zero Response). ExecuteTool routes every name the
+// names the orchestrator currently lists are executed; any other name is reported
+// in Response.Foreign, for the client to answer. ExecuteTool routes every name the
 // strategy can route (a tool on another page, label__tool) and returns an error
 // wrapping [ErrUnknownTool] otherwise. The non-empty instructions of the strategy's
 // layers are appended to the system message.
@@ -487,7 +487,7 @@ func errAttrs(err error) []any {
 
 // ProcessLLMResponse runs the calls in response whose names the orchestrator lists,
 // in order, through its middleware and its strategy, as [mcs.BaseDriver] does; any
-// other name gives the zero Response, except a name that the listing handed out
+// other name is reported in Response.Foreign, except a name that the listing handed out
 // before the last change exposed and the current one does not (a tool renamed by
 // namespacing when a driver came or went, or removed): such a call is answered as
 // a failed call whose error wraps [ErrUnknownTool] and gives the new name, if any,
