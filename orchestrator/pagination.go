@@ -223,7 +223,7 @@ func (p *Paginator) line(lo, hi, total, page, pages int) string {
 
 // Instructions describes the current page and how to turn it, as of the last
 // listing; "" when everything fits one page.
-func (p *Paginator) Instructions() string {
+func (p *Paginator) Instructions(context.Context) string {
 	p.mu.Lock()
 	total, page := p.total, p.page
 	p.mu.Unlock()

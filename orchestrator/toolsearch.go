@@ -243,7 +243,7 @@ func (s *toolSearch) touch(names []string, add bool) {
 	}
 }
 
-func (s *toolSearch) Instructions() string {
+func (s *toolSearch) Instructions(context.Context) string {
 	n := 0
 	if idx := s.idx.Load(); idx != nil {
 		n = len(idx.tools)
