@@ -189,3 +189,44 @@ func TestBaseDriverOverAnUnversionedDriver(t *testing.T) {
 		t.Error("ToolsVersioned = false over a versioned driver")
 	}
 }
+
+// hideFail hides the tool "fail" and refuses its calls.
+type hideFail struct{}
+
+func (hideFail) HidesTool(_ context.Context, info mcs.CallInfo) bool { return info.Tool.Name == "fail" }
+
+func (hideFail) OnExecuteTool(ctx context.Context, name string, args map[string]any, next mcs.CallNext) (any, error) {
+	if name == "fail" {
+		return "refused", nil
+	}
+	return next(ctx, name, args)
+}
+
+// A tool the wrapped driver's middleware hides is left out of the listing but
+// is still the driver's: a BaseDriver around it owns its calls and hands them
+// to the inner chain, which answers them, as an orchestrator does.
+func TestBaseDriverOverAHidingDriver(t *testing.T) {
+	ctx := context.Background()
+	outer := mcs.NewBaseDriver(mcs.NewBaseDriver(&calcDriver{}, mcs.WithMiddleware(hideFail{})))
+	listed, err := outer.ListTools(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range listed {
+		names = append(names, tool.Name)
+	}
+	if diff := cmp.Diff([]string{"add", "echo", "boom"}, names); diff != "" {
+		t.Errorf("listing (-want +got):\n%s", diff)
+	}
+	if has, err := outer.HasTool(ctx, "fail"); !has || err != nil {
+		t.Errorf("HasTool(fail) = %t, %v; want true", has, err)
+	}
+	if def, ok, err := outer.ToolDefinition(ctx, "fail"); !ok || err != nil || def.Description != "Always fails." {
+		t.Errorf("ToolDefinition(fail) = %+v, %t, %v", def, ok, err)
+	}
+	resp := outer.ProcessLLMResponse(ctx, `{"tool": "fail", "arguments": {}}`)
+	if len(resp.Calls) != 1 || resp.Calls[0].Result != "refused" {
+		t.Errorf("calls = %+v, want the inner middleware's answer", resp.Calls)
+	}
+}

@@ -141,7 +141,7 @@ type listing struct {
 	// served is set once the listing was handed out (ListTools, and so the
 	// prompts): only names a model may have seen are retired.
 	served atomic.Bool
-	// settled is set once every Settler of the stamp's set has settled (see
+	// settled is set once every mcs.ToolSettler of the stamp's set has settled (see
 	// engine.ToolDefinition).
 	settled atomic.Bool
 }

@@ -44,10 +44,10 @@ type Paginator struct {
 }
 
 var (
-	_ callableLayer = (*Paginator)(nil)
-	_ Layer         = (*Paginator)(nil)
-	_ Versioned     = (*Paginator)(nil)
-	_ windowLayer   = (*Paginator)(nil)
+	_ callableLayer      = (*Paginator)(nil)
+	_ Layer              = (*Paginator)(nil)
+	_ mcs.VersionedTools = (*Paginator)(nil)
+	_ windowLayer        = (*Paginator)(nil)
 )
 
 // Pagination returns a Paginator that shows pageSize tools per page, starting on the

@@ -29,9 +29,9 @@ type Switching struct {
 }
 
 var (
-	_ Layer       = (*Switching)(nil)
-	_ Versioned   = (*Switching)(nil)
-	_ windowLayer = (*Switching)(nil)
+	_ Layer              = (*Switching)(nil)
+	_ mcs.VersionedTools = (*Switching)(nil)
+	_ windowLayer        = (*Switching)(nil)
 )
 
 // ToolSwitching returns a Switching with no active target.
