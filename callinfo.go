@@ -95,28 +95,11 @@ func CallInfoFromContext(ctx context.Context) (CallInfo, bool) {
 	return *info, true
 }
 
-// ToolDefiner is an optional interface of a [ToolDriver] that returns one tool's
-// definition without listing them all; BaseDriver uses it, when present, to fill
-// [CallInfo.Tool]. ok is false when the driver does not publish name.
-type ToolDefiner interface {
-	ToolDefinition(ctx context.Context, name string) (tool Tool, ok bool, err error)
-}
-
-// lookupTool returns the definition of name from td, or a Tool with only Name set.
+// lookupTool returns the definition of name from td (see [ToolDefinition]), or a
+// Tool with only Name set when td has none or cannot say.
 func lookupTool(ctx context.Context, td ToolDriver, name string) Tool {
-	if d, ok := td.(ToolDefiner); ok {
-		if t, ok, err := d.ToolDefinition(ctx, name); err == nil && ok {
-			return t
-		}
-		return Tool{Name: name}
-	}
-	tools, err := td.ListTools(ctx)
-	if err == nil {
-		for i := range tools {
-			if tools[i].Name == name {
-				return tools[i]
-			}
-		}
+	if t, ok, err := ToolDefinition(ctx, td, name); err == nil && ok {
+		return t
 	}
 	return Tool{Name: name}
 }

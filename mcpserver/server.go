@@ -71,8 +71,8 @@ import (
 const (
 	// DefaultMaxArgumentBytes is the largest arguments object of a tools/call.
 	DefaultMaxArgumentBytes = 1 << 20
-	// DefaultPollInterval is how often a server whose driver implements
-	// ToolsVersion checks it while clients are connected.
+	// DefaultPollInterval is how often a server whose driver has a listing
+	// version ([mcs.ToolsVersion]) checks it while clients are connected.
 	DefaultPollInterval = 250 * time.Millisecond
 	// DefaultMaxRequestBytes is the largest HTTP request body the handler
 	// reads, unless the argument limit plus 1 MiB is larger.
@@ -220,22 +220,19 @@ func WithAllowedOrigins(origins ...string) Option {
 	return func(o *options) { o.origins = append(o.origins, origins...) }
 }
 
-// versioned is the orchestrator's Versioned contract, matched structurally.
-type versioned interface{ ToolsVersion() uint64 }
-
 // Server serves an MCS tool driver to MCP clients. Create it with [New]; it is
 // safe for concurrent use, and one Server may serve Run and Handler at once.
 //
 // The tools are read from the driver's ListTools when a client first lists or
-// calls them. When the driver implements ToolsVersion() uint64 (an orchestrator,
-// the MCP driver) the server checks it on every tools/list and tools/call and,
+// calls them. When the driver has a listing version ([mcs.ToolsVersion]: an
+// orchestrator, the MCP driver, a tool table, also when wrapped in an
+// [mcs.BaseDriver]) the server checks it on every tools/list and tools/call and,
 // while clients are connected, every poll interval; after a change it lists the
 // driver again and connected clients get notifications/tools/list_changed.
-// Call [Server.Refresh] after the tools of a driver without ToolsVersion
-// changed.
+// Call [Server.Refresh] after the tools of a driver without a version changed.
 type Server struct {
 	d    mcs.ToolDriver
-	v    versioned // nil when d has no ToolsVersion
+	v    mcs.VersionedTools // nil when d has no version (mcs.ToolsVersion)
 	srv  *mcpsdk.Server
 	opts options
 	log  *slog.Logger
@@ -292,7 +289,9 @@ func New(d mcs.ToolDriver, opts ...Option) *Server {
 	s := &Server{d: d, opts: o, log: o.logger, syncLock: make(chan struct{}, 1), tools: map[string]mcs.Tool{}}
 	s.sdk = sdkLog
 	s.guards = newGuards(o, s.log.Warn)
-	s.v, _ = d.(versioned)
+	if _, ok := mcs.ToolsVersion(d); ok {
+		s.v = d.(mcs.VersionedTools)
+	}
 	s.srv = mcpsdk.NewServer(&mcpsdk.Implementation{Name: o.name, Version: o.version}, &mcpsdk.ServerOptions{
 		Logger:       sdkLog,
 		PageSize:     o.pageSize,
@@ -320,7 +319,7 @@ func (s *Server) syncFirst(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
 }
 
 // Refresh lists the driver again now and updates the tools; connected clients
-// are notified of a change. Use it for drivers without ToolsVersion.
+// are notified of a change. Use it for drivers without a version.
 func (s *Server) Refresh(ctx context.Context) error { return s.sync(ctx, true) }
 
 func (s *Server) version() uint64 {

@@ -48,7 +48,7 @@ func (rejectConflicts) ExecuteTool(ctx context.Context, drivers []Entry, name st
 	return inner.ExecuteTool(ctx, drivers, name, args)
 }
 
-func (rejectConflicts) Instructions() string { return "" }
+func (rejectConflicts) Instructions(context.Context) string { return "" }
 
 // CheckRegistration returns a *ConflictError for the first name exposed twice.
 func (rejectConflicts) CheckRegistration(ctx context.Context, proposed []Entry, exposed []mcs.Tool) error {

@@ -16,7 +16,7 @@ var _ mcs.ToolDefiner = (*engine)(nil)
 //
 // A listing may hold provisional tools (a REST driver's listing from its tool-table
 // cache): before the first definition of a listing is handed to the middleware,
-// every [Settler] is settled, and when that changed the listing, the definition
+// every registered [mcs.ToolSettler] is settled, and when that changed the listing, the definition
 // comes from the listing of the settled drivers.
 func (e *engine) ToolDefinition(ctx context.Context, name string) (mcs.Tool, bool, error) {
 	l, err := e.o.listingFor(ctx)
@@ -43,7 +43,7 @@ func (e *engine) ToolDefinition(ctx context.Context, name string) (mcs.Tool, boo
 	return mcs.Tool{}, false, nil
 }
 
-// settle settles every Settler of set and reports whether that changed a version
+// settle settles every mcs.ToolSettler of set and reports whether that changed a version
 // the orchestrator's listing depends on. A driver that fails to settle keeps its
 // listing; its calls fail with the same error when they run.
 func (o *Orchestrator) settle(ctx context.Context, set *driverSet) (changed bool) {
@@ -55,16 +55,15 @@ func (o *Orchestrator) settle(ctx context.Context, set *driverSet) (changed bool
 	return !slices.Equal(before, depVersions(set))
 }
 
-var _ Settler = (*Orchestrator)(nil)
-
-// SettleTools settles the registered drivers that implement [Settler] (see
-// there) and returns their errors joined.
+// SettleTools settles the registered drivers that implement [mcs.ToolSettler]
+// (see there; an [mcs.BaseDriver] does, for the driver it wraps) and returns
+// their errors joined.
 func (o *Orchestrator) SettleTools(ctx context.Context) error {
 	return settleAll(ctx, o.set.Load().settlers)
 }
 
 // settleAll settles every one of settlers and returns their errors joined.
-func settleAll(ctx context.Context, settlers []Settler) error {
+func settleAll(ctx context.Context, settlers []mcs.ToolSettler) error {
 	var errs []error
 	for _, s := range settlers {
 		if err := s.SettleTools(ctx); err != nil {

@@ -104,6 +104,6 @@ func (d *detailLoading) ExecuteTool(ctx context.Context, drivers []Entry, name s
 	return nil, unknownTool(want, "no tool of this name is listed; use a name from the tool list")
 }
 
-func (d *detailLoading) Instructions() string {
+func (d *detailLoading) Instructions(context.Context) string {
 	return fmt.Sprintf("Tool descriptions that end in \"...\" are shortened; call %s with the tool's name for the full description and parameters.", DetailsTool)
 }

@@ -19,6 +19,12 @@
 //   - [ToolSearch]: one search tool and a compact index instead of the listing, for
 //     APIs with hundreds or thousands of operations.
 //
+// The orchestrator caches the exposed listing. A registered driver whose tools
+// change says so through the kernel's listing protocol ([mcs.VersionedTools]; an
+// [mcs.BaseDriver] forwards it from the driver it wraps, so a driver wrapped for
+// middleware of its own stays current); the listing of any other driver is read
+// again on [Orchestrator.Refresh] or when the driver set changes.
+//
 // Exposed names always fit the 64 characters providers accept: a namespaced name
 // that would be longer keeps its start and ends in a stable hash of the whole name.
 //

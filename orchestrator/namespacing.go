@@ -56,7 +56,7 @@ func (n *namespacing) ExecuteTool(ctx context.Context, drivers []Entry, name str
 	return inner.ExecuteTool(ctx, n.view(drivers), name, args)
 }
 
-func (n *namespacing) Instructions() string { return "" }
+func (n *namespacing) Instructions(context.Context) string { return "" }
 
 // prefixed presents a driver under <label>__ names.
 type prefixed struct {

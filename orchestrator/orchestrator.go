@@ -52,8 +52,9 @@ var (
 //
 // The exposed listing and its name index are cached, so deciding whether a call is
 // owned and routing it cost no scan over the drivers. The cache is dropped when the
-// driver set changes, when a [Versioned] layer, strategy or registered driver (such as
-// a nested orchestrator) reports a change, and on Refresh; a listing cut short by a
+// driver set changes, when a layer, the strategy or a registered driver with a
+// version ([mcs.VersionedTools]: a nested orchestrator, a tool table, wrapped in an
+// [mcs.BaseDriver] or not) reports a change, and on Refresh; a listing cut short by a
 // cancelled context is never kept. A driver whose ListTools fails is left out of the
 // listing, logged (see SetLogger), and reported by Healthcheck as ERROR naming its
 // label; the others keep working. The exposed listing holds the first tool of each
@@ -69,7 +70,7 @@ type Orchestrator struct {
 	*mcs.BaseDriver
 
 	strategy  Strategy
-	versioned Versioned // the strategy's, or nil
+	versioned mcs.VersionedTools // the strategy's, or nil
 
 	mu    sync.Mutex                  // serialises AddDriver and RemoveDriver
 	set   atomic.Pointer[driverSet]   // the registered drivers, immutable
@@ -84,8 +85,11 @@ var (
 	_ mcs.Driver              = (*Orchestrator)(nil)
 	_ mcs.ToolDriver          = (*Orchestrator)(nil)
 	_ mcs.SupportsHealthcheck = (*Orchestrator)(nil)
-	_ Versioned               = (*Orchestrator)(nil)
+	_ mcs.VersionedTools      = (*Orchestrator)(nil)
+	_ mcs.ToolSettler         = (*Orchestrator)(nil)
+	_ mcs.ToolDriverWrapper   = (*Orchestrator)(nil)
 	_ mcs.ToolLookup          = (*engine)(nil)
+	_ mcs.VersionedTools      = (*engine)(nil)
 	_ mcs.InstructionProvider = (*engine)(nil)
 )
 
@@ -93,18 +97,18 @@ var (
 type driverSet struct {
 	entries   []Entry
 	labels    map[string]int
-	versioned []Versioned // the drivers that implement Versioned, in order
-	settlers  []Settler   // the drivers that implement Settler, in order
+	versioned []mcs.VersionedTools // the drivers that have a version (mcs.ToolsVersion), in order
+	settlers  []mcs.ToolSettler    // the drivers that implement mcs.ToolSettler, in order
 }
 
 func newDriverSet(entries []Entry) *driverSet {
 	s := &driverSet{entries: entries, labels: make(map[string]int, len(entries))}
 	for i, e := range entries {
 		s.labels[e.Label] = i
-		if v, ok := e.Driver.(Versioned); ok {
-			s.versioned = append(s.versioned, v)
+		if _, ok := mcs.ToolsVersion(e.Driver); ok {
+			s.versioned = append(s.versioned, e.Driver.(mcs.VersionedTools))
 		}
-		if v, ok := e.Driver.(Settler); ok {
+		if v, ok := e.Driver.(mcs.ToolSettler); ok {
 			s.settlers = append(s.settlers, v)
 		}
 	}
@@ -137,7 +141,7 @@ type listing struct {
 	// served is set once the listing was handed out (ListTools, and so the
 	// prompts): only names a model may have seen are retired.
 	served atomic.Bool
-	// settled is set once every Settler of the stamp's set has settled (see
+	// settled is set once every mcs.ToolSettler of the stamp's set has settled (see
 	// engine.ToolDefinition).
 	settled atomic.Bool
 }
@@ -150,7 +154,7 @@ func New(strategy Strategy, opts ...mcs.Option) *Orchestrator {
 		strategy = Pipeline(Namespacing())
 	}
 	o := &Orchestrator{strategy: strategy, build: make(chan struct{}, 1)}
-	o.versioned, _ = strategy.(Versioned)
+	o.versioned, _ = strategy.(mcs.VersionedTools)
 	set := newDriverSet(nil)
 	o.set.Store(set)
 	o.stamp.Store(&stamp{gen: 1, set: set, sv: o.strategyVersion()})
@@ -679,14 +683,18 @@ func renamedTool(name, now string, cause error) error {
 	return fmt.Errorf("%w (the orchestrator's tools changed and it is no longer offered; list the tools again)", cause)
 }
 
+// ToolsVersion is the orchestrator's, so that its BaseDriver reports the
+// orchestrator's listing as versioned (see [mcs.BaseDriver.ToolsVersioned]).
+func (e *engine) ToolsVersion() uint64 { return e.o.ToolsVersion() }
+
 // Instructions returns the strategy's instructions as of the current listing.
 func (e *engine) Instructions(ctx context.Context) string {
-	ip, ok := e.o.strategy.(interface{ Instructions() string })
+	ip, ok := e.o.strategy.(mcs.InstructionProvider)
 	if !ok {
 		return ""
 	}
 	_, _ = e.o.current(ctx) // stateful layers describe the listing they last made
-	return ip.Instructions()
+	return ip.Instructions(ctx)
 }
 
 // checkLabel reports whether label matches [A-Za-z0-9-]{1,32}.
@@ -732,13 +740,13 @@ func isNil(d mcs.ToolDriver) bool {
 }
 
 // reaches reports whether d is target or contains it: an orchestrator that
-// registers it (directly or further down), or a wrapper that reports it wraps it
-// with a method Wraps(mcs.ToolDriver) bool (as *mcs.BaseDriver does). seen keeps a
-// shared nested orchestrator from being walked twice.
+// registers it (directly or further down), or an [mcs.ToolDriverWrapper] that
+// reports it wraps it (as *mcs.BaseDriver does). seen keeps a shared nested
+// orchestrator from being walked twice.
 func reaches(d mcs.ToolDriver, target *Orchestrator, seen map[*Orchestrator]bool) bool {
 	od, ok := d.(*Orchestrator)
 	if !ok {
-		w, isWrapper := d.(interface{ Wraps(mcs.ToolDriver) bool })
+		w, isWrapper := d.(mcs.ToolDriverWrapper)
 		return isWrapper && w.Wraps(target)
 	}
 	if od == nil {
@@ -760,8 +768,9 @@ func reaches(d mcs.ToolDriver, target *Orchestrator, seen map[*Orchestrator]bool
 }
 
 // Wraps reports whether td is registered in the orchestrator, directly or further
-// down (inside a nested orchestrator or a wrapper that reports it wraps it). It is
-// how a composition detects a cycle without a way around any driver's middleware.
+// down (inside a nested orchestrator or an [mcs.ToolDriverWrapper] that reports it
+// wraps it). It is how a composition detects a cycle without a way around any
+// driver's middleware.
 func (o *Orchestrator) Wraps(td mcs.ToolDriver) bool {
 	target, ok := td.(*Orchestrator)
 	seen := map[*Orchestrator]bool{o: true}
@@ -772,7 +781,7 @@ func (o *Orchestrator) Wraps(td mcs.ToolDriver) bool {
 		if !ok && sameDriver(e.Driver, td) {
 			return true
 		}
-		if w, isWrapper := e.Driver.(interface{ Wraps(mcs.ToolDriver) bool }); !ok && isWrapper && w.Wraps(td) {
+		if w, isWrapper := e.Driver.(mcs.ToolDriverWrapper); !ok && isWrapper && w.Wraps(td) {
 			return true
 		}
 	}

@@ -607,7 +607,7 @@ func (panicking) ExecuteTool(context.Context, []orchestrator.Entry, string, map[
 	panic("boom")
 }
 
-func (panicking) Instructions() string { return "" }
+func (panicking) Instructions(context.Context) string { return "" }
 
 func TestCancelledListingIsNotCached(t *testing.T) {
 	gate := &gated{fake: newFake("g", "t"), block: make(chan struct{})}
@@ -902,7 +902,7 @@ func (v *vetting) ExecuteTool(ctx context.Context, d []orchestrator.Entry, name 
 	return inner.ExecuteTool(ctx, d, name, args)
 }
 
-func (v *vetting) Instructions() string { return "" }
+func (v *vetting) Instructions(context.Context) string { return "" }
 
 func (v *vetting) CheckRegistration(_ context.Context, proposed []orchestrator.Entry, exposed []mcs.Tool) error {
 	var labels []string

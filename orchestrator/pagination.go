@@ -44,10 +44,10 @@ type Paginator struct {
 }
 
 var (
-	_ callableLayer = (*Paginator)(nil)
-	_ Layer         = (*Paginator)(nil)
-	_ Versioned     = (*Paginator)(nil)
-	_ windowLayer   = (*Paginator)(nil)
+	_ callableLayer      = (*Paginator)(nil)
+	_ Layer              = (*Paginator)(nil)
+	_ mcs.VersionedTools = (*Paginator)(nil)
+	_ windowLayer        = (*Paginator)(nil)
 )
 
 // Pagination returns a Paginator that shows pageSize tools per page, starting on the
@@ -223,7 +223,7 @@ func (p *Paginator) line(lo, hi, total, page, pages int) string {
 
 // Instructions describes the current page and how to turn it, as of the last
 // listing; "" when everything fits one page.
-func (p *Paginator) Instructions() string {
+func (p *Paginator) Instructions(context.Context) string {
 	p.mu.Lock()
 	total, page := p.total, p.page
 	p.mu.Unlock()

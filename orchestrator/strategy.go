@@ -36,9 +36,9 @@ type Entry struct {
 // error that wraps [ErrUnknownTool] and names the tool.
 //
 // Implementations must be safe for concurrent use. A Strategy may also implement
-// [RegistrationChecker] and [Versioned], and have a method Instructions() string whose
-// non-empty result the orchestrator appends to its system message; [Pipeline] does
-// all three.
+// [RegistrationChecker], [mcs.VersionedTools] and [mcs.InstructionProvider], whose
+// non-empty instructions the orchestrator appends to its system message; [Pipeline]
+// does all three.
 type Strategy interface {
 	ListTools(ctx context.Context, drivers []Entry) ([]mcs.Tool, error)
 	ExecuteTool(ctx context.Context, drivers []Entry, name string, args map[string]any) (any, error)
@@ -53,17 +53,17 @@ type Strategy interface {
 // unchanged, so that a partial listing (see [Strategy]) stays partial. ExecuteTool
 // handles the names the layer adds and hands every other name to inner, translated
 // back when the layer renamed it. Instructions returns text for the system message, or
-// "".
+// "", as [mcs.InstructionProvider] does; ctx is that of the prompt being written.
 //
 // Implementations must be safe for concurrent use. A layer with state of its own (a
-// page, an active target) guards it and implements [Versioned], so that the
+// page, an active target) guards it and implements [mcs.VersionedTools], so that the
 // orchestrator forgets its cached listing when that state changes. A stateful layer
 // instance belongs to one pipeline; do not share it between orchestrators. A layer may
 // also implement [RegistrationChecker].
 type Layer interface {
 	ListTools(ctx context.Context, drivers []Entry, inner Strategy) ([]mcs.Tool, error)
 	ExecuteTool(ctx context.Context, drivers []Entry, name string, args map[string]any, inner Strategy) (any, error)
-	Instructions() string
+	Instructions(ctx context.Context) string
 }
 
 // RegistrationChecker is an optional interface of a Strategy or a Layer that vets a
@@ -76,40 +76,29 @@ type RegistrationChecker interface {
 	CheckRegistration(ctx context.Context, proposed []Entry, exposed []mcs.Tool) error
 }
 
-// Versioned is implemented by a Layer, a Strategy or a registered ToolDriver whose
-// tool listing can change while the orchestrator's driver set stays the same: a page
-// turned, a target switched, a nested orchestrator that gained a driver. The
-// orchestrator reads the versions before each use of its cached listing and lists
-// again when one differs from the value the cache was built under. The listings of
-// drivers that do not implement Versioned are cached until [Orchestrator.Refresh] or
-// a change of the driver set.
+// Versioned is the kernel's listing version, implemented by a Layer, a Strategy or a
+// registered ToolDriver whose listing can change while the orchestrator's driver
+// set stays the same: a page turned, a target switched, a nested orchestrator that
+// gained a driver. The orchestrator reads the versions before each use of its
+// cached listing and lists again when one differs from the value the cache was
+// built under. The listings of drivers without a version (see [mcs.ToolsVersion])
+// are cached until [Orchestrator.Refresh] or a change of the driver set.
+// *Orchestrator, *Paginator, *Switching and the Strategy of [Pipeline] implement
+// it.
 //
-// ToolsVersion must increase after every change of state that affects ListTools, and
-// never decrease; change the state first, then the version, so that a reader that sees
-// the new version also sees the new state. It must be cheap and safe for concurrent
-// use: the orchestrator reads the version of its strategy and of every registered
-// Versioned driver on each call (a handful of atomic loads for a few nested
-// orchestrators). *Orchestrator, *Paginator, *Switching and the Strategy of
-// [Pipeline] implement it.
-type Versioned interface {
-	ToolsVersion() uint64
-}
+// Deprecated: use [mcs.VersionedTools].
+type Versioned = mcs.VersionedTools
 
-// Settler is an optional interface of a registered driver whose listing may be
-// provisional: the REST driver lists from its tool-table cache before it has
-// decoded the document. SettleTools makes the listing final (decoding the
-// document), raising ToolsVersion when it changed, and returns the error that
-// kept it from doing so.
+// Settler is the kernel's [mcs.ToolSettler]. Before the orchestrator's middleware
+// first decides on a call of a listing, the orchestrator settles every registered
+// driver that implements it, so that the definition in [mcs.CallInfo]
+// (annotations a ReadOnly rule trusts, parameter schemas) is the drivers' final
+// word and never a cache's. Later calls of the same listing cost one atomic load.
+// *Orchestrator implements it for the drivers it holds, so nested orchestrators
+// settle too.
 //
-// Before the orchestrator's middleware first decides on a call of a listing, the
-// orchestrator settles every registered Settler, so that the definition in
-// [mcs.CallInfo] (annotations a ReadOnly rule trusts, parameter schemas) is the
-// drivers' final word and never a cache's. Later calls of the same listing cost
-// one atomic load. *Orchestrator implements it for the drivers it holds, so
-// nested orchestrators settle too.
-type Settler interface {
-	SettleTools(ctx context.Context) error
-}
+// Deprecated: use [mcs.ToolSettler].
+type Settler = mcs.ToolSettler
 
 // ErrUnknownTool is wrapped by the error of a call whose name no driver or layer can
 // route. It is [mcs.ErrUnknownTool], so errors.Is works the same for every driver.
@@ -312,10 +301,10 @@ func recovered(what string, v any) error {
 // is innermost, closest to the drivers, and the last layer sees the call first. Nil
 // layers are skipped; with none, Pipeline behaves like Flat.
 //
-// The result implements [Versioned] (it changes when any layer's version changes),
-// [RegistrationChecker] (it runs the check of every layer that implements it, in
-// order) and has a method Instructions() string that joins the non-empty
-// instructions of its layers, innermost first, one per line. It is safe for
+// The result implements [mcs.VersionedTools] (it changes when any layer's version
+// changes), [RegistrationChecker] (it runs the check of every layer that implements
+// it, in order) and [mcs.InstructionProvider] (it joins the non-empty instructions
+// of its layers, innermost first, one per line). It is safe for
 // concurrent use when its layers are.
 func Pipeline(layers ...Layer) Strategy {
 	p := &pipeline{}
@@ -326,7 +315,7 @@ func Pipeline(layers ...Layer) Strategy {
 			continue
 		}
 		p.layers = append(p.layers, l)
-		if v, ok := l.(Versioned); ok {
+		if v, ok := l.(mcs.VersionedTools); ok {
 			p.versioned = append(p.versioned, v)
 		}
 		if _, ok := l.(windowLayer); ok {
@@ -373,16 +362,17 @@ type everyLister interface {
 
 type pipeline struct {
 	layers    []Layer
-	versioned []Versioned
+	versioned []mcs.VersionedTools
 	windows   bool
 	top       Strategy // the layers as listed and executed
 	check     Strategy // the layers with windows opened, for registration checks
 }
 
 var (
-	_ Versioned           = (*pipeline)(nil)
-	_ RegistrationChecker = (*pipeline)(nil)
-	_ everyLister         = (*pipeline)(nil)
+	_ mcs.VersionedTools      = (*pipeline)(nil)
+	_ mcs.InstructionProvider = (*pipeline)(nil)
+	_ RegistrationChecker     = (*pipeline)(nil)
+	_ everyLister             = (*pipeline)(nil)
 )
 
 func (p *pipeline) ListTools(ctx context.Context, drivers []Entry) ([]mcs.Tool, error) {
@@ -399,7 +389,7 @@ func (p *pipeline) listEvery(ctx context.Context, drivers []Entry) ([]mcs.Tool, 
 }
 
 // ToolsVersion returns the sum of the versions of the layers that implement
-// Versioned: it increases whenever one of them does.
+// mcs.VersionedTools: it increases whenever one of them does.
 func (p *pipeline) ToolsVersion() uint64 {
 	var v uint64
 	for _, l := range p.versioned {
@@ -409,10 +399,10 @@ func (p *pipeline) ToolsVersion() uint64 {
 }
 
 // Instructions joins the layers' non-empty instructions, innermost first.
-func (p *pipeline) Instructions() string {
+func (p *pipeline) Instructions(ctx context.Context) string {
 	var parts []string
 	for _, l := range p.layers {
-		if s := l.Instructions(); s != "" {
+		if s := l.Instructions(ctx); s != "" {
 			parts = append(parts, s)
 		}
 	}

@@ -512,7 +512,7 @@ func (upper) ExecuteTool(ctx context.Context, drivers []orchestrator.Entry, name
 	return inner.ExecuteTool(ctx, drivers, strings.ToLower(name), args)
 }
 
-func (upper) Instructions() string { return "Tool names are in upper case." }
+func (upper) Instructions(context.Context) string { return "Tool names are in upper case." }
 
 func TestCustomLayer(t *testing.T) {
 	broken := newFake("broken", "x")

@@ -29,9 +29,9 @@ type Switching struct {
 }
 
 var (
-	_ Layer       = (*Switching)(nil)
-	_ Versioned   = (*Switching)(nil)
-	_ windowLayer = (*Switching)(nil)
+	_ Layer              = (*Switching)(nil)
+	_ mcs.VersionedTools = (*Switching)(nil)
+	_ windowLayer        = (*Switching)(nil)
 )
 
 // ToolSwitching returns a Switching with no active target.
@@ -106,7 +106,7 @@ func (s *Switching) ExecuteTool(ctx context.Context, drivers []Entry, name strin
 }
 
 // Instructions returns "".
-func (s *Switching) Instructions() string { return "" }
+func (s *Switching) Instructions(context.Context) string { return "" }
 
 // listEvery lists what every driver would expose as the target; a name listed by an
 // earlier driver is dropped from a later one, since the two are never exposed

@@ -60,7 +60,7 @@ const SearchTool = "tools__search"
 //
 // Put ToolSearch outside (after) Namespacing, so that it indexes and returns the
 // exposed names; an outer orchestrator's Namespacing renames the names in the result
-// of a nested one. It implements [Versioned]: a search that exposes new tools makes
+// of a nested one. It implements [mcs.VersionedTools]: a search that exposes new tools makes
 // the orchestrator list again. It panics when maxResults is less than 1, a
 // programming error. The result is safe for concurrent use and belongs to one
 // pipeline: the found tools are its state (one conversation's worth).
@@ -101,9 +101,9 @@ type toolSearch struct {
 }
 
 var (
-	_ Layer       = (*toolSearch)(nil)
-	_ Versioned   = (*toolSearch)(nil)
-	_ windowLayer = (*toolSearch)(nil)
+	_ Layer              = (*toolSearch)(nil)
+	_ mcs.VersionedTools = (*toolSearch)(nil)
+	_ windowLayer        = (*toolSearch)(nil)
 )
 
 func (s *toolSearch) ToolsVersion() uint64 { return s.version.Load() }
@@ -243,7 +243,7 @@ func (s *toolSearch) touch(names []string, add bool) {
 	}
 }
 
-func (s *toolSearch) Instructions() string {
+func (s *toolSearch) Instructions(context.Context) string {
 	n := 0
 	if idx := s.idx.Load(); idx != nil {
 		n = len(idx.tools)

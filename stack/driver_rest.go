@@ -7,7 +7,6 @@ import (
 	"github.com/mcs-go/mcs"
 	"github.com/mcs-go/mcs/drivers/rest"
 	"github.com/mcs-go/mcs/middleware/auth"
-	"github.com/mcs-go/mcs/orchestrator"
 )
 
 func init() {
@@ -19,15 +18,6 @@ func init() {
 }
 
 var _ DriverConfig = (*restDriver)(nil)
-
-// The REST driver's listing may come from its tool-table cache: an orchestrator
-// settles it before its middleware decides (drivers do not import the
-// orchestrator, so the guard lives here).
-var (
-	_ orchestrator.Settler   = (*rest.Driver)(nil)
-	_ orchestrator.Settler   = (*rest.ToolDriver)(nil)
-	_ orchestrator.Versioned = (*rest.ToolDriver)(nil)
-)
 
 type restDriver struct {
 	cfg   rest.Config

@@ -56,7 +56,9 @@ import (
 // Table is a ToolDriver whose tools are typed Go functions added with [Add], listed
 // in the order they were added. It is safe for concurrent use: tools may be added
 // while others run and after the first listing; each addition increases
-// ToolsVersion, so an orchestrator holding the table lists it again.
+// ToolsVersion, so an orchestrator holding the table lists it again, also when
+// the table is wrapped in an [mcs.BaseDriver] (which forwards the listing
+// protocol, see [mcs.VersionedTools]).
 type Table struct {
 	meta mcs.Meta
 
@@ -72,9 +74,10 @@ type entry struct {
 }
 
 var (
-	_ mcs.ToolDriver  = (*Table)(nil)
-	_ mcs.ToolLookup  = (*Table)(nil)
-	_ mcs.ToolDefiner = (*Table)(nil)
+	_ mcs.ToolDriver     = (*Table)(nil)
+	_ mcs.ToolLookup     = (*Table)(nil)
+	_ mcs.ToolDefiner    = (*Table)(nil)
+	_ mcs.VersionedTools = (*Table)(nil)
 )
 
 // New returns an empty table whose Meta is meta with the capabilities the table

@@ -60,25 +60,27 @@ type ToolDriver struct {
 }
 
 // Driver is the complete MCP driver: the [ToolDriver] with the LLM-facing half
-// of [mcs.BaseDriver] (prompts, response processing, middleware), a healthcheck
-// and ToolsVersion. It is safe for concurrent use.
+// of [mcs.BaseDriver] (prompts, response processing, middleware) and a
+// healthcheck. The BaseDriver forwards the listing protocol (HasTool,
+// ToolDefinition, ToolsVersion) to the ToolDriver. It is safe for concurrent
+// use.
 type Driver struct {
 	*mcs.BaseDriver
 	td *ToolDriver
 }
 
 var (
-	_ mcs.ToolDriver                     = (*ToolDriver)(nil)
-	_ mcs.ToolLookup                     = (*ToolDriver)(nil)
-	_ mcs.ToolDefiner                    = (*ToolDriver)(nil)
-	_ mcs.SupportsHealthcheck            = (*ToolDriver)(nil)
-	_ interface{ ToolsVersion() uint64 } = (*ToolDriver)(nil)
+	_ mcs.ToolDriver          = (*ToolDriver)(nil)
+	_ mcs.ToolLookup          = (*ToolDriver)(nil)
+	_ mcs.ToolDefiner         = (*ToolDriver)(nil)
+	_ mcs.SupportsHealthcheck = (*ToolDriver)(nil)
+	_ mcs.VersionedTools      = (*ToolDriver)(nil)
 
-	_ mcs.Driver                         = (*Driver)(nil)
-	_ mcs.ToolDriver                     = (*Driver)(nil)
-	_ mcs.SupportsHealthcheck            = (*Driver)(nil)
-	_ mcs.SupportsToolMiddleware         = (*Driver)(nil)
-	_ interface{ ToolsVersion() uint64 } = (*Driver)(nil)
+	_ mcs.Driver                 = (*Driver)(nil)
+	_ mcs.ToolDriver             = (*Driver)(nil)
+	_ mcs.SupportsHealthcheck    = (*Driver)(nil)
+	_ mcs.SupportsToolMiddleware = (*Driver)(nil)
+	_ mcs.VersionedTools         = (*Driver)(nil)
 )
 
 // NewToolDriver connects to the server the Config selects and lists its tools
@@ -143,10 +145,6 @@ func (d *Driver) Meta() mcs.Meta { return mcs.DeriveCapabilities(d.BaseDriver.Me
 // Healthcheck reports the server's health; see [ToolDriver.Healthcheck].
 func (d *Driver) Healthcheck(ctx context.Context) mcs.HealthResult { return d.td.Healthcheck(ctx) }
 
-// ToolsVersion increases whenever the server announced a change of its tools
-// (or the driver reconnected); see [ToolDriver.ToolsVersion].
-func (d *Driver) ToolsVersion() uint64 { return d.td.ToolsVersion() }
-
 // Close ends the session and the server process; see [ToolDriver.Close].
 func (d *Driver) Close() error { return d.td.Close() }
 
@@ -172,7 +170,7 @@ func (d *ToolDriver) Meta() mcs.Meta {
 
 // ToolsVersion returns a number that increases after every
 // notifications/tools/list_changed of the server and after every reconnect:
-// the orchestrator's Versioned contract. It never blocks.
+// [mcs.VersionedTools]. It never blocks.
 func (d *ToolDriver) ToolsVersion() uint64 { return d.version.Load() }
 
 // markChanged records a change of the listing: state first, then version.

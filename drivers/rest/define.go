@@ -6,8 +6,6 @@ import (
 	"github.com/mcs-go/mcs"
 )
 
-var _ mcs.ToolDefiner = (*ToolDriver)(nil)
-
 // ToolDefinition returns a copy of the definition of the tool name, and whether
 // the document defines it (after the filters), loading the document when needed;
 // a load error is returned as by ListTools. It copies one tool, where ListTools
@@ -34,12 +32,9 @@ func (d *ToolDriver) ToolDefinition(ctx context.Context, name string) (mcs.Tool,
 // SettleTools decodes the document when the listing came from the tool-table
 // cache, so that listing and definitions are the document's: when the cache
 // listed something else, ToolsVersion is raised. An orchestrator calls it before
-// its middleware decides on a call (orchestrator.Settler). A load error is
+// its middleware decides on a call ([mcs.ToolSettler]). A load error is
 // returned as by ListTools.
 func (d *ToolDriver) SettleTools(ctx context.Context) error {
 	_, err := d.loadOps(ctx)
 	return err
 }
-
-// SettleTools is the ToolDriver's; see [ToolDriver.SettleTools].
-func (d *Driver) SettleTools(ctx context.Context) error { return d.td.SettleTools(ctx) }

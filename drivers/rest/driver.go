@@ -56,7 +56,9 @@ type ToolDriver struct {
 
 // Driver is the complete REST driver: the [ToolDriver] with the LLM-facing
 // half of [mcs.BaseDriver] (prompts, response processing, middleware) and a
-// healthcheck. It is safe for concurrent use.
+// healthcheck. The BaseDriver forwards the listing protocol (HasTool,
+// ToolDefinition, ToolsVersion, SettleTools) to the ToolDriver. It is safe for
+// concurrent use.
 type Driver struct {
 	*mcs.BaseDriver
 	td *ToolDriver
@@ -65,6 +67,9 @@ type Driver struct {
 var (
 	_ mcs.ToolDriver          = (*ToolDriver)(nil)
 	_ mcs.ToolLookup          = (*ToolDriver)(nil)
+	_ mcs.ToolDefiner         = (*ToolDriver)(nil)
+	_ mcs.VersionedTools      = (*ToolDriver)(nil)
+	_ mcs.ToolSettler         = (*ToolDriver)(nil)
 	_ mcs.SupportsHealthcheck = (*ToolDriver)(nil)
 
 	_ mcs.Driver                 = (*Driver)(nil)
@@ -73,6 +78,8 @@ var (
 	_ mcs.SupportsToolMiddleware = (*Driver)(nil)
 	_ mcs.SupportsNativeTools    = (*Driver)(nil)
 	_ mcs.SupportsStreaming      = (*Driver)(nil)
+	_ mcs.VersionedTools         = (*Driver)(nil)
+	_ mcs.ToolSettler            = (*Driver)(nil)
 )
 
 // NewToolDriver validates cfg and returns a ToolDriver. It does no I/O: the
@@ -121,9 +128,6 @@ func New(cfg Config, opts ...mcs.Option) (*Driver, error) {
 // Meta returns the driver's data sheet: the BaseDriver's capabilities plus
 // healthcheck.
 func (d *Driver) Meta() mcs.Meta { return mcs.DeriveCapabilities(d.BaseDriver.Meta(), d) }
-
-// ToolsVersion is the ToolDriver's; see [ToolDriver.ToolsVersion].
-func (d *Driver) ToolsVersion() uint64 { return d.td.ToolsVersion() }
 
 // Healthcheck reports whether the API is reachable; see [ToolDriver.Healthcheck].
 func (d *Driver) Healthcheck(ctx context.Context) mcs.HealthResult { return d.td.Healthcheck(ctx) }
