@@ -11,13 +11,6 @@ import (
 	"sync/atomic"
 )
 
-// ToolLookup is an optional interface of a [ToolDriver] that can tell whether it
-// publishes a tool without listing them all. BaseDriver uses it, when present, to
-// decide which calls it owns; an orchestrator implements it with its cached index.
-type ToolLookup interface {
-	HasTool(ctx context.Context, name string) (bool, error)
-}
-
 // InstructionProvider is an optional interface of a [ToolDriver] that contributes
 // instructions to the system message (an orchestrator's pagination hint, for
 // example). BaseDriver appends non-empty instructions, after a blank line, to the
@@ -153,7 +146,7 @@ func (b *BaseDriver) Wraps(td ToolDriver) bool {
 	if sameDriver(b.td, td) {
 		return true
 	}
-	if w, ok := b.td.(interface{ Wraps(ToolDriver) bool }); ok {
+	if w, ok := b.td.(ToolDriverWrapper); ok {
 		return w.Wraps(td)
 	}
 	return false

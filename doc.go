@@ -21,7 +21,9 @@
 // listing is large or changes implements the listing protocol as well:
 // [ToolLookup] (one name, without listing everything), [ToolDefiner] (one
 // definition), [VersionedTools] (a number that changes with the listing) and
-// [ToolSettler]. [NewBaseDriver] turns the ToolDriver into a complete driver: the
+// [ToolSettler], read through the helpers [HasTool], [ToolDefinition] and
+// [ToolsVersion], which fall back to ListTools. A driver built over others says so
+// with [ToolDriverWrapper]. [NewBaseDriver] turns the ToolDriver into a complete driver: the
 // prompt, the native tools, output processing, streaming and middleware. A driver
 // that adds optional contracts embeds *BaseDriver and derives its Meta with
 // [DeriveCapabilities], so that a type assertion and Meta tell the same truth.

@@ -12,6 +12,14 @@ import "context"
 // was built over, so wrapping a driver to give it middleware of its own hides
 // nothing about its listing.
 
+// ToolLookup is an optional interface of a [ToolDriver] that can tell whether it
+// publishes a tool without listing them all. BaseDriver uses it, when present, to
+// decide which calls it owns; an orchestrator implements it with its cached index.
+// Read it through [HasTool]. Implementations must be safe for concurrent use.
+type ToolLookup interface {
+	HasTool(ctx context.Context, name string) (bool, error)
+}
+
 // ToolDefiner is an optional interface of a [ToolDriver] that returns one tool's
 // definition without listing them all; BaseDriver uses it, through
 // [ToolDefinition], to fill [CallInfo.Tool]. ok is false when the driver does not
