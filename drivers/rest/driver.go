@@ -24,7 +24,7 @@ import (
 const Version = "0.1.0"
 
 // driverID is the Meta ID of the REST driver.
-const driverID = "rest"
+const driverID = "mcs-go/rest"
 
 // ToolDriver publishes the operations of an OpenAPI 3.0/3.1 or Swagger 2.0
 // document as tools and executes them over HTTP. It is the technical half of
@@ -128,8 +128,8 @@ func (d *Driver) ToolsVersion() uint64 { return d.td.ToolsVersion() }
 // Healthcheck reports whether the API is reachable; see [ToolDriver.Healthcheck].
 func (d *Driver) Healthcheck(ctx context.Context) mcs.HealthResult { return d.td.Healthcheck(ctx) }
 
-// Meta returns the data sheet of the REST tool driver: binding rest/http/OpenAPI,
-// capabilities orchestratable and healthcheck.
+// Meta returns the data sheet of the REST tool driver: ID mcs-go/rest, binding
+// rest/http/OpenAPI, capabilities orchestratable and healthcheck.
 func (d *ToolDriver) Meta() mcs.Meta {
 	return mcs.DeriveCapabilities(mcs.Meta{
 		ID:       driverID,
