@@ -121,12 +121,30 @@ var ErrNoCredential = errors.New("no credential")
 //
 // Middleware has no state: one instance may serve any number of drivers and is safe
 // for concurrent use. The zero value is ready to use.
-type Middleware struct{}
+type Middleware struct {
+	config
+}
 
 var _ mcs.ToolMiddleware = (*Middleware)(nil)
 
-// New returns the auth middleware.
-func New() *Middleware { return &Middleware{} }
+// Option configures a [Middleware] built by [New]. The package defines no options
+// yet; New takes them so that its shape is that of the other middleware packages'
+// constructors and stays the same when one is added.
+type Option func(*config)
+
+// config is what the options of [New] set; nothing yet.
+type config struct{}
+
+// New returns the auth middleware configured by opts; nil options are ignored.
+func New(opts ...Option) *Middleware {
+	m := &Middleware{}
+	for _, o := range opts {
+		if o != nil {
+			o(&m.config)
+		}
+	}
+	return m
+}
 
 // OnExecuteTool calls next and, when next fails with an error that holds a
 // *Challenge, returns the challenge's result and a nil error instead. The first

@@ -109,7 +109,13 @@ func argsFor(snapshot map[string]any, i, last int) map[string]any {
 type PanicHandler func(ctx context.Context, name string, value any, stack []byte)
 
 // Option configures a [Middleware] built by [New].
-type Option func(*Middleware)
+type Option func(*config)
+
+// config is what the options of [New] set.
+type config struct {
+	sets    []Set // in option order
+	onPanic PanicHandler
+}
 
 // WithPre adds a pre hook; hooks given to New run in the order of the options.
 // A nil f is ignored.
@@ -125,14 +131,14 @@ func WithFailure(f FailureHook) Option { return WithSet(Set{Failure: f}) }
 
 // WithSet adds the hooks of s, such as an audit trail from [SlogAudit].
 func WithSet(s Set) Option {
-	return func(m *Middleware) { m.AddSet(s) }
+	return func(c *config) { c.sets = append(c.sets, s) }
 }
 
 // WithPanicHandler sets the function that receives recovered hook panics. By
 // default they are logged to [slog.Default] at error level. A panic in f itself is
 // recovered and dropped.
 func WithPanicHandler(f PanicHandler) Option {
-	return func(m *Middleware) { m.onPanic = f }
+	return func(c *config) { c.onPanic = f }
 }
 
 // Middleware runs hooks around every tool call. Build it with [New]; the zero
@@ -157,11 +163,15 @@ var _ mcs.ToolMiddleware = (*Middleware)(nil)
 
 // New returns a Middleware with the hooks of opts installed in option order.
 func New(opts ...Option) *Middleware {
-	m := &Middleware{}
+	var c config
 	for _, o := range opts {
 		if o != nil {
-			o(m)
+			o(&c)
 		}
+	}
+	m := &Middleware{onPanic: c.onPanic}
+	for _, s := range c.sets {
+		m.AddSet(s)
 	}
 	return m
 }

@@ -418,20 +418,27 @@ func IsDenied(result any) bool {
 }
 
 // Option configures a [Middleware] built by [New].
-type Option func(*Middleware)
+type Option func(*config)
+
+// config is what the options of [New] set.
+type config struct {
+	rules   []Rule
+	exact   bool
+	timeout time.Duration
+}
 
 // WithTimeout bounds the wait for a consent decision to d; a decision that does not
 // arrive in time fails the call with a *ConsentError of reason [ReasonTimeout], and
 // a later answer is ignored. d <= 0 means no timeout beyond the call's context,
 // which is the default.
 func WithTimeout(d time.Duration) Option {
-	return func(m *Middleware) { m.timeout = max(d, 0) }
+	return func(c *config) { c.timeout = max(d, 0) }
 }
 
 // WithRules appends policy rules; rules are tried in the order given, across all
 // WithRules options, and the first match decides.
 func WithRules(rules ...Rule) Option {
-	return func(m *Middleware) { m.rules = append(m.rules, rules...) }
+	return func(c *config) { c.rules = append(c.rules, rules...) }
 }
 
 // WithExactCase makes rule patterns match tool names and labels exactly as
@@ -439,7 +446,7 @@ func WithRules(rules ...Rule) Option {
 // spelling of the name too (see [Rule]), so that a Deny rule cannot be sidestepped
 // by a tool named in another case.
 func WithExactCase() Option {
-	return func(m *Middleware) { m.exact = true }
+	return func(c *config) { c.exact = true }
 }
 
 // Middleware asks for consent before a tool runs. For each call it tries the rules
@@ -458,10 +465,8 @@ func WithExactCase() Option {
 // Middleware is safe for concurrent use and may be shared by many drivers; the
 // handler may be replaced at any time with [Middleware.SetConsentHandler].
 type Middleware struct {
-	rules    []Rule
+	config
 	compiled []compiledRule
-	exact    bool
-	timeout  time.Duration
 	consent  atomic.Pointer[ConsentFunc]
 }
 
@@ -474,7 +479,7 @@ func New(consent ConsentFunc, opts ...Option) *Middleware {
 	m := &Middleware{}
 	for _, o := range opts {
 		if o != nil {
-			o(m)
+			o(&m.config)
 		}
 	}
 	m.compiled = make([]compiledRule, len(m.rules))

@@ -104,7 +104,16 @@ func (e *UnknownValueError) Error() string {
 }
 
 // Option configures a [Middleware] built by [New].
-type Option func(*Middleware)
+type Option func(*config)
+
+// config is what the options of [New] set.
+type config struct {
+	coerce      bool
+	unknown     Unknown
+	passInvalid bool
+	noFormats   bool
+	logger      *slog.Logger
+}
 
 // WithCoercion converts, before checking, what models commonly send as strings to
 // the type the schema asks for: "5" to 5 for an integer, "2.5" to 2.5 for a number,
@@ -114,16 +123,16 @@ type Option func(*Middleware)
 // its meaning), when its schema cannot be read without following a "$ref", or when
 // the conversion would lose precision (an integer beyond 2^53). The tool receives
 // the converted arguments; the caller's map is not modified.
-func WithCoercion() Option { return func(m *Middleware) { m.coerce = true } }
+func WithCoercion() Option { return func(c *config) { c.coerce = true } }
 
 // WithUnknown sets what happens to arguments the tool does not declare; the
 // default is [UnknownError].
-func WithUnknown(u Unknown) Option { return func(m *Middleware) { m.unknown = u } }
+func WithUnknown(u Unknown) Option { return func(c *config) { c.unknown = u } }
 
 // WithUncheckedInvalidSchemas lets calls to a tool with an invalid parameter
 // schema run: that parameter is not checked (the others are), and the problem is
 // still logged once. Without it such calls fail with a *[SchemaError].
-func WithUncheckedInvalidSchemas() Option { return func(m *Middleware) { m.passInvalid = true } }
+func WithUncheckedInvalidSchemas() Option { return func(c *config) { c.passInvalid = true } }
 
 // WithFormatAssertion says whether the "format" keyword is checked for the formats
 // the validator knows (date-time, date, time, email, hostname, ipv4, ipv6, uri,
@@ -131,11 +140,11 @@ func WithUncheckedInvalidSchemas() Option { return func(m *Middleware) { m.passI
 // ignored). The default is true: a call with a malformed date fails before it
 // reaches the API. false follows the drafts' own defaults (checked up to draft 7,
 // an annotation from 2019-09 on).
-func WithFormatAssertion(on bool) Option { return func(m *Middleware) { m.noFormats = !on } }
+func WithFormatAssertion(on bool) Option { return func(c *config) { c.noFormats = !on } }
 
 // WithLogger sets the logger that reports invalid tool schemas; nil, the default,
 // means [slog.Default] at the time of the report.
-func WithLogger(l *slog.Logger) Option { return func(m *Middleware) { m.logger = l } }
+func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
 
 // Middleware checks tool arguments as the package documentation describes.
 //
@@ -143,11 +152,7 @@ func WithLogger(l *slog.Logger) Option { return func(m *Middleware) { m.logger =
 // compiled schemas is read without locks and filled under one. The zero value is
 // not usable; build one with [New].
 type Middleware struct {
-	coerce      bool
-	unknown     Unknown
-	passInvalid bool
-	noFormats   bool
-	logger      *slog.Logger
+	config
 
 	mu    sync.Mutex                          // serialises cache writes
 	cache atomic.Pointer[map[string][]*entry] // tool name -> variants, newest first; never mutated
@@ -161,7 +166,7 @@ func New(opts ...Option) *Middleware {
 	m := &Middleware{}
 	for _, o := range opts {
 		if o != nil {
-			o(m)
+			o(&m.config)
 		}
 	}
 	empty := map[string][]*entry{}
