@@ -271,7 +271,7 @@ func (d *ToolDriver) HasTool(ctx context.Context, name string) (bool, error) {
 
 // ExecuteTool sends the request of the named operation and returns the
 // response body as a string. A load error is returned as by ListTools; a name
-// the document does not define fails with an error wrapping [ErrUnknownTool].
+// the document does not define fails with an error wrapping [mcs.ErrUnknownTool].
 //
 // Arguments go where the document says (path, query, header, cookie, body).
 // An unknown argument name, a missing required argument or a value that is
@@ -293,7 +293,7 @@ func (d *ToolDriver) ExecuteTool(ctx context.Context, name string, args map[stri
 	}
 	op := s.ops[name]
 	if op == nil {
-		return nil, fmt.Errorf("%w %q: the document has no such operation; list the tools for the valid names", ErrUnknownTool, calledName(ctx, name))
+		return nil, fmt.Errorf("%w %q: the document has no such operation; list the tools for the valid names", mcs.ErrUnknownTool, calledName(ctx, name))
 	}
 	req, err := op.prepare(args)
 	if err != nil {
