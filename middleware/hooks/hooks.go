@@ -20,6 +20,17 @@
 //
 // Two ready-made hook sets write an audit trail with one record per call:
 // [SlogAudit] to a [log/slog] logger and [OpenAuditFile] to a JSON-lines file.
+//
+// # The contract
+//
+// The hooks concern has a contract, [SupportsHooks], and a capability flag,
+// [Capability]. The [Middleware] is one implementation of the contract; a driver
+// author may build the concern into a driver instead: the driver implements
+// SupportsHooks (AddPre, AddPost and AddFailure, each returning the function that removes the hook) and declares Capability in its Meta, and a client finds
+// it with a type assertion. A driver that only has the Middleware configured
+// implements neither and does not list the flag: which middleware runs is
+// configuration the client applied, not a property of the driver, and the client
+// that built the Middleware holds it.
 package hooks
 
 import (
@@ -37,8 +48,22 @@ import (
 	"github.com/mcs-go/mcs/internal/clone"
 )
 
-// Capability is the capability flag of the hooks concern.
+// Capability is the capability flag of the hooks concern, whose contract is
+// [SupportsHooks].
 const Capability mcs.Capability = "hooks"
+
+// SupportsHooks is the contract of the hooks concern. An implementation runs the
+// pre hooks installed on it before every tool call, and after the call the post
+// hooks when it succeeded or the failure hooks when it failed, each kind in the
+// order it was installed; each Add method returns the function that removes the
+// hook again. [Middleware] implements it. A driver may build the concern in
+// instead, and then also declares [Capability] in its Meta; a driver that merely
+// has the middleware configured does neither (see the package documentation).
+type SupportsHooks interface {
+	AddPre(f PreHook) (remove func())
+	AddPost(f PostHook) (remove func())
+	AddFailure(f FailureHook) (remove func())
+}
 
 // PreHook observes a call before it runs. args is the hook's own deep copy of the
 // call's arguments; the hook may keep it.
@@ -159,7 +184,10 @@ type Middleware struct {
 	onPanic PanicHandler // set before the Middleware is shared
 }
 
-var _ mcs.ToolMiddleware = (*Middleware)(nil)
+var (
+	_ mcs.ToolMiddleware = (*Middleware)(nil)
+	_ SupportsHooks      = (*Middleware)(nil)
+)
 
 // New returns a Middleware with the hooks of opts installed in option order.
 func New(opts ...Option) *Middleware {

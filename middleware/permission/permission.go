@@ -23,6 +23,17 @@
 // allowed. Because a driver threads every call through its middleware, also the
 // calls an orchestrator makes through ExecuteTool, a consent policy configured on a
 // driver holds wherever the driver is used.
+//
+// # The contract
+//
+// The consent concern has a contract, [SupportsConsent], and a capability flag,
+// [Capability]. The [Middleware] is one implementation of the contract; a driver
+// author may build the concern into a driver instead: the driver implements
+// SupportsConsent (SetConsentHandler) and declares Capability in its Meta, and a client finds
+// it with a type assertion. A driver that only has the Middleware configured
+// implements neither and does not list the flag: which middleware runs is
+// configuration the client applied, not a property of the driver, and the client
+// that built the Middleware holds it.
 package permission
 
 import (
@@ -40,8 +51,20 @@ import (
 	"github.com/mcs-go/mcs/internal/clone"
 )
 
-// Capability is the capability flag of the consent concern.
+// Capability is the capability flag of the consent concern, whose contract is
+// [SupportsConsent].
 const Capability mcs.Capability = "consent"
+
+// SupportsConsent is the contract of the consent concern. An implementation asks
+// the handler set with SetConsentHandler before it runs a tool call its policy does
+// not decide, runs the call only when the handler consents, and with no handler
+// (nil) fails such calls closed. [Middleware] implements it. A driver may build the
+// concern in instead, and then also declares [Capability] in its Meta; a driver
+// that merely has the middleware configured does neither (see the package
+// documentation).
+type SupportsConsent interface {
+	SetConsentHandler(f ConsentFunc)
+}
 
 // ConsentFunc decides whether the named tool may run with args. It returns true to
 // allow and false to deny; an error means no decision could be had and fails the
@@ -470,7 +493,10 @@ type Middleware struct {
 	consent  atomic.Pointer[ConsentFunc]
 }
 
-var _ mcs.ToolMiddleware = (*Middleware)(nil)
+var (
+	_ mcs.ToolMiddleware = (*Middleware)(nil)
+	_ SupportsConsent    = (*Middleware)(nil)
+)
 
 // New returns a Middleware that asks consent for calls no rule decides. consent may
 // be nil: then only calls an Allow rule matches run and the others fail closed,

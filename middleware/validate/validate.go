@@ -39,6 +39,17 @@
 // In a middleware list, put validate before permission, so that nobody is asked
 // to consent to a call that cannot run: [tracing, hooks, validate, permission,
 // auth].
+//
+// # The contract
+//
+// The validation concern has a contract, [SupportsValidation], and a capability flag,
+// [Capability]. The [Middleware] is one implementation of the contract; a driver
+// author may build the concern into a driver instead: the driver implements
+// SupportsValidation (the marker method ValidatesArguments) and declares Capability in its Meta, and a client finds
+// it with a type assertion. A driver that only has the Middleware configured
+// implements neither and does not list the flag: which middleware runs is
+// configuration the client applied, not a property of the driver, and the client
+// that built the Middleware holds it.
 package validate
 
 import (
@@ -52,8 +63,22 @@ import (
 	"github.com/mcs-go/mcs"
 )
 
-// Capability is the capability flag of the validation concern.
+// Capability is the capability flag of the validation concern, whose contract is
+// [SupportsValidation].
 const Capability mcs.Capability = "validation"
+
+// SupportsValidation is the contract of the validation concern. An implementation
+// checks the arguments of every call to a tool the driver lists against the tool's
+// parameters before the tool runs, and fails a call whose arguments do not conform
+// with an *[mcs.ArgumentsError] listing every problem, without running the tool.
+// ValidatesArguments is a marker: it does nothing, and a type declares with it
+// that it keeps that promise. [Middleware] implements it. A driver may build the
+// concern in instead, and then also declares [Capability] in its Meta; a driver
+// that merely has the middleware configured does neither (see the package
+// documentation).
+type SupportsValidation interface {
+	ValidatesArguments()
+}
 
 // Unknown says what happens to an argument the called tool does not declare.
 type Unknown int
@@ -159,7 +184,14 @@ type Middleware struct {
 	size  int                                 // entries in the cache; guarded by mu
 }
 
-var _ mcs.ToolMiddleware = (*Middleware)(nil)
+var (
+	_ mcs.ToolMiddleware = (*Middleware)(nil)
+	_ SupportsValidation = (*Middleware)(nil)
+)
+
+// ValidatesArguments marks Middleware as an implementation of
+// [SupportsValidation]; it does nothing.
+func (*Middleware) ValidatesArguments() {}
 
 // New returns a validation middleware configured by opts.
 func New(opts ...Option) *Middleware {
