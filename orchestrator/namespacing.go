@@ -116,5 +116,5 @@ func (p *prefixed) ExecuteTool(ctx context.Context, name string, args map[string
 //
 // With Namespacing, a name that changes (read_file becoming files__read_file when a
 // second driver arrives) is answered, for a call made under the old name, with an
-// error wrapping [ErrUnknownTool] that gives the new name; it is never ignored.
+// error wrapping [mcs.ErrUnknownTool] that gives the new name; it is never ignored.
 func AlwaysNamespacing() Layer { return &namespacing{always: true} }

@@ -47,7 +47,7 @@ var (
 // names the orchestrator currently lists are executed; any other name is reported
 // in Response.Foreign, for the client to answer. ExecuteTool routes every name the
 // strategy can route (a tool on another page, label__tool) and returns an error
-// wrapping [ErrUnknownTool] otherwise. The non-empty instructions of the strategy's
+// wrapping [mcs.ErrUnknownTool] otherwise. The non-empty instructions of the strategy's
 // layers are appended to the system message.
 //
 // The exposed listing and its name index are cached, so deciding whether a call is
@@ -494,7 +494,7 @@ func errAttrs(err error) []any {
 // other name is reported in Response.Foreign, except a name that the listing handed out
 // before the last change exposed and the current one does not (a tool renamed by
 // namespacing when a driver came or went, or removed): such a call is answered as
-// a failed call whose error wraps [ErrUnknownTool] and gives the new name, if any,
+// a failed call whose error wraps [mcs.ErrUnknownTool] and gives the new name, if any,
 // so that it is never dropped silently. [AlwaysNamespacing] keeps names stable. Every call of the response is judged and
 // routed against the same listing, the one current when the first call is looked up,
 // so an AddDriver or RemoveDriver meanwhile does not reach it. Safe for concurrent
@@ -516,7 +516,7 @@ func (o *Orchestrator) ProcessStream(ctx context.Context, buf *mcs.StreamBuffer)
 // strategy, against the driver set registered when ExecuteTool is entered: a driver
 // removed while the middleware runs still serves the call. It routes every name the
 // strategy can route (a tool on another page, label__tool); any other name gives an
-// error that wraps [ErrUnknownTool] and names the tool. A panic in a middleware, the
+// error that wraps [mcs.ErrUnknownTool] and names the tool. A panic in a middleware, the
 // strategy or a driver is returned as a *[mcs.PanicError]. Safe for concurrent use.
 func (o *Orchestrator) ExecuteTool(ctx context.Context, name string, args map[string]any) (any, error) {
 	ctx, p := o.withPin(ctx)
@@ -614,7 +614,7 @@ func (e *engine) ExecuteTool(ctx context.Context, name string, args map[string]a
 		set = l.stamp.set
 	}
 	res, err := o.strategy.ExecuteTool(ctx, set.entries, name, args)
-	if err != nil && errors.Is(err, ErrUnknownTool) {
+	if err != nil && errors.Is(err, mcs.ErrUnknownTool) {
 		if l, _ := o.listingFor(ctx); l != nil {
 			if now, ok := l.retired[name]; ok {
 				return nil, renamedTool(name, now, err)
@@ -678,7 +678,7 @@ func successor(name string, next *listing) string {
 // namespacing renamed the tools).
 func renamedTool(name, now string, cause error) error {
 	if now != "" {
-		return fmt.Errorf("%w %q: the orchestrator's tools changed and this tool is now called %q; call it by that name", ErrUnknownTool, name, now)
+		return fmt.Errorf("%w %q: the orchestrator's tools changed and this tool is now called %q; call it by that name", mcs.ErrUnknownTool, name, now)
 	}
 	return fmt.Errorf("%w (the orchestrator's tools changed and it is no longer offered; list the tools again)", cause)
 }

@@ -239,7 +239,7 @@ func TestDispatchRules(t *testing.T) {
 	}
 	t.Run("ExecuteTool with an unknown name names it", func(t *testing.T) {
 		_, err := o.ExecuteTool(ctx, "crm__nope", nil)
-		if !errors.Is(err, orchestrator.ErrUnknownTool) || !strings.Contains(err.Error(), `"crm__nope"`) {
+		if !errors.Is(err, mcs.ErrUnknownTool) || !strings.Contains(err.Error(), `"crm__nope"`) {
 			t.Errorf("error %v", err)
 		}
 	})
@@ -433,7 +433,7 @@ func TestThreeLevelsOfNesting(t *testing.T) {
 	}
 	low.RemoveDriver("a")
 	// Its tool is answered as unknown (the name was just retired), never run.
-	if resp := process(t, top, "mid__low__a__read"); resp.CallExecuted || len(resp.Calls) != 1 || !errors.Is(resp.Calls[0].Err, orchestrator.ErrUnknownTool) {
+	if resp := process(t, top, "mid__low__a__read"); resp.CallExecuted || len(resp.Calls) != 1 || !errors.Is(resp.Calls[0].Err, mcs.ErrUnknownTool) {
 		t.Errorf("removed bottom driver's tool: %+v", resp)
 	}
 
@@ -472,7 +472,7 @@ func TestConcurrentAddRemoveWhileProcessing(t *testing.T) {
 				// away meanwhile.
 				resp = process(t, o, "churn__tick")
 				served := resp.CallExecuted && !resp.CallFailed && len(resp.Calls) == 1 && resp.Calls[0].Result == "churn:tick"
-				unknown := resp.CallFailed && len(resp.Calls) == 1 && errors.Is(resp.Calls[0].Err, orchestrator.ErrUnknownTool)
+				unknown := resp.CallFailed && len(resp.Calls) == 1 && errors.Is(resp.Calls[0].Err, mcs.ErrUnknownTool)
 				if !served && !unknown && !notOwned(resp, "churn__tick") {
 					errs <- fmt.Errorf("worker %d round %d: churn call %+v", w, i, resp)
 					return
@@ -806,7 +806,7 @@ func TestCallInFlightFinishesAgainstItsSet(t *testing.T) {
 				t.Errorf("tools afterwards (-want +got):\n%s", diff)
 			}
 			// A later call for the old name is answered as unknown, loudly.
-			if resp := process(t, o, tc.tool); len(resp.Calls) != 1 || !errors.Is(resp.Calls[0].Err, orchestrator.ErrUnknownTool) || !resp.CallFailed {
+			if resp := process(t, o, tc.tool); len(resp.Calls) != 1 || !errors.Is(resp.Calls[0].Err, mcs.ErrUnknownTool) || !resp.CallFailed {
 				t.Errorf("a call for the old name is not answered as unknown: %+v", resp)
 			}
 		})
@@ -869,8 +869,8 @@ func TestExecuteToolUnknownNameUnderEveryStrategy(t *testing.T) {
 					}
 				}
 				_, err := o.ExecuteTool(context.Background(), "no_such_tool", nil)
-				if !errors.Is(err, orchestrator.ErrUnknownTool) || !strings.Contains(err.Error(), `"no_such_tool"`) {
-					t.Errorf("ExecuteTool error %v, want ErrUnknownTool naming the tool", err)
+				if !errors.Is(err, mcs.ErrUnknownTool) || !strings.Contains(err.Error(), `"no_such_tool"`) {
+					t.Errorf("ExecuteTool error %v, want mcs.ErrUnknownTool naming the tool", err)
 				}
 				if resp := process(t, o, "no_such_tool"); !notOwned(resp, "no_such_tool") {
 					t.Errorf("ProcessLLMResponse = %+v, want no call of the driver and the call foreign", resp)

@@ -33,7 +33,7 @@ type Entry struct {
 //
 // ExecuteTool runs a call by a name the strategy exposes, or can route although it
 // does not list it right now (a tool on another page). A name it cannot route gives an
-// error that wraps [ErrUnknownTool] and names the tool.
+// error that wraps [mcs.ErrUnknownTool] and names the tool.
 //
 // Implementations must be safe for concurrent use. A Strategy may also implement
 // [RegistrationChecker], [mcs.VersionedTools] and [mcs.InstructionProvider], whose
@@ -100,8 +100,10 @@ type Versioned = mcs.VersionedTools
 // Deprecated: use [mcs.ToolSettler].
 type Settler = mcs.ToolSettler
 
-// ErrUnknownTool is wrapped by the error of a call whose name no driver or layer can
-// route. It is [mcs.ErrUnknownTool], so errors.Is works the same for every driver.
+// ErrUnknownTool is [mcs.ErrUnknownTool], which the error of a call whose name no
+// driver or layer can route wraps.
+//
+// Deprecated: use mcs.ErrUnknownTool.
 var ErrUnknownTool = mcs.ErrUnknownTool
 
 // ListError reports that the driver registered under Label failed to list its tools.
@@ -144,7 +146,7 @@ func listErrors(err error) ([]*ListError, bool) {
 
 // unknownTool returns the error for a name nothing can route.
 func unknownTool(name, why string) error {
-	return fmt.Errorf("%w %q: %s", ErrUnknownTool, name, why)
+	return fmt.Errorf("%w %q: %s", mcs.ErrUnknownTool, name, why)
 }
 
 // memo remembers one value derived from a driver slice, keyed by the slice's

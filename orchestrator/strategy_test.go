@@ -465,7 +465,7 @@ func TestDetailLoading(t *testing.T) {
 			t.Errorf("details with %v: %v", args, err)
 		}
 	}
-	if _, err := o.ExecuteTool(ctx, orchestrator.DetailsTool, map[string]any{"name": "nope"}); !errors.Is(err, orchestrator.ErrUnknownTool) {
+	if _, err := o.ExecuteTool(ctx, orchestrator.DetailsTool, map[string]any{"name": "nope"}); !errors.Is(err, mcs.ErrUnknownTool) {
 		t.Errorf("details of an unknown tool: %v", err)
 	}
 	// Through the model: a call by the listed name works.
@@ -550,7 +550,7 @@ func TestFlatDirectly(t *testing.T) {
 	if diff := cmp.Diff([]string{"s", "s", "u"}, names(tools)); diff != "" {
 		t.Errorf("tools (-want +got):\n%s", diff)
 	}
-	if _, err := f.ExecuteTool(context.Background(), drivers, "x", nil); !errors.Is(err, orchestrator.ErrUnknownTool) {
+	if _, err := f.ExecuteTool(context.Background(), drivers, "x", nil); !errors.Is(err, mcs.ErrUnknownTool) {
 		t.Errorf("ExecuteTool(x) = %v", err)
 	}
 	panicky := []orchestrator.Entry{{Label: "p", Driver: &panicList{}}}

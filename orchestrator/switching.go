@@ -21,7 +21,7 @@ import (
 // concurrent use and SetActive may run while calls run, but the target is not
 // pinned per call: a call already under way keeps its driver set and goes to the
 // target active when it reaches the layer (a name the new target lacks fails with
-// [ErrUnknownTool]). Switch between conversation turns. It belongs to one pipeline.
+// [mcs.ErrUnknownTool]). Switch between conversation turns. It belongs to one pipeline.
 type Switching struct {
 	active  atomic.Pointer[string]
 	version atomic.Uint64
@@ -100,7 +100,7 @@ func (s *Switching) ListTools(ctx context.Context, drivers []Entry, inner Strate
 func (s *Switching) ExecuteTool(ctx context.Context, drivers []Entry, name string, args map[string]any, inner Strategy) (any, error) {
 	t, err := s.target(drivers)
 	if err != nil {
-		return nil, fmt.Errorf("%w %q: %v", ErrUnknownTool, name, err)
+		return nil, fmt.Errorf("%w %q: %v", mcs.ErrUnknownTool, name, err)
 	}
 	return inner.ExecuteTool(ctx, t, name, args)
 }

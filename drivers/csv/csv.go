@@ -56,12 +56,23 @@ type Config struct {
 // ToolDriver is the technical half of the CSV driver: it lists and executes the CSV
 // tools over one confined root. It is safe for concurrent use. It holds the root
 // directory open until Close.
+//
+// It publishes, in this order, list_csv_files, describe_csv, read_csv_head,
+// filter_csv_rows and summarize_numeric_column. Its Meta, ListTools, HasTool,
+// ToolDefinition and ToolsVersion are those of the [tools.Table] that holds them:
+// the Meta has ID "mcs-go/csv", binding {csv, os, builtin} and capability
+// orchestratable; a listing is a copy and never fails; the version does not change
+// after NewToolDriver.
 type ToolDriver struct {
-	root   *confine.Root
-	cfg    Config
-	tools  *tools.Table
-	limits limits
+	*toolTable // the published tools
+	root       *confine.Root
+	cfg        Config
+	limits     limits
 }
+
+// toolTable is the driver's name for [tools.Table], so that ToolDriver embeds it
+// as an unexported field and takes its listing methods.
+type toolTable = tools.Table
 
 // limits bounds list_csv_files; tests lower them.
 type limits struct {
@@ -69,9 +80,10 @@ type limits struct {
 }
 
 var (
-	_ mcs.ToolDriver  = (*ToolDriver)(nil)
-	_ mcs.ToolLookup  = (*ToolDriver)(nil)
-	_ mcs.ToolDefiner = (*ToolDriver)(nil)
+	_ mcs.ToolDriver                     = (*ToolDriver)(nil)
+	_ mcs.ToolLookup                     = (*ToolDriver)(nil)
+	_ mcs.ToolDefiner                    = (*ToolDriver)(nil)
+	_ interface{ ToolsVersion() uint64 } = (*ToolDriver)(nil)
 )
 
 // NewToolDriver opens cfg.Root and returns the tool driver. It fails when Root is
@@ -88,40 +100,16 @@ func NewToolDriver(cfg Config) (*ToolDriver, error) {
 		return nil, fmt.Errorf("csv: %w", err)
 	}
 	d := &ToolDriver{root: root, cfg: cfg, limits: limits{maxFiles, maxVisits}}
-	d.tools = tools.New(d.Meta())
-	for _, def := range toolDefs(cfg.MaxRows) {
-		def.add(d.tools, d, def, def.opts...)
-	}
-	return d, nil
-}
-
-// Meta returns the data sheet of the CSV tool driver: ID "mcs-go/csv", binding
-// {csv, os, builtin}, capability orchestratable.
-func (d *ToolDriver) Meta() mcs.Meta {
-	return mcs.DeriveCapabilities(mcs.Meta{
+	d.toolTable = tools.New(mcs.Meta{
 		ID:       "mcs-go/csv",
 		Name:     "CSV files",
 		Version:  version,
 		Bindings: []mcs.Binding{{Capability: "csv", Adapter: "os", SpecFormat: "builtin"}},
-	}, d)
-}
-
-// ListTools returns, in this order, list_csv_files, describe_csv, read_csv_head,
-// filter_csv_rows and summarize_numeric_column. The slice is a copy; it never
-// fails.
-func (d *ToolDriver) ListTools(ctx context.Context) ([]mcs.Tool, error) {
-	return d.tools.ListTools(ctx)
-}
-
-// HasTool reports whether the driver publishes the tool name.
-func (d *ToolDriver) HasTool(ctx context.Context, name string) (bool, error) {
-	return d.tools.HasTool(ctx, name)
-}
-
-// ToolDefinition returns the definition of the tool name, and whether the driver
-// publishes it.
-func (d *ToolDriver) ToolDefinition(ctx context.Context, name string) (mcs.Tool, bool, error) {
-	return d.tools.ToolDefinition(ctx, name)
+	})
+	for _, def := range toolDefs(cfg.MaxRows) {
+		def.add(d.toolTable, d, def, def.opts...)
+	}
+	return d, nil
 }
 
 // ExecuteTool runs the named tool with the model-supplied args and returns a JSON
@@ -133,7 +121,7 @@ func (d *ToolDriver) ToolDefinition(ctx context.Context, name string) (mcs.Tool,
 // ctx is done. A result takes at most 1 MiB as JSON and an error message at most
 // 64 KiB: what does not fit is left out and the result's notice says so.
 func (d *ToolDriver) ExecuteTool(ctx context.Context, name string, args map[string]any) (any, error) {
-	res, err := d.tools.ExecuteTool(ctx, name, args)
+	res, err := d.toolTable.ExecuteTool(ctx, name, args)
 	var argErr *mcs.ArgumentsError
 	if err != nil && !errors.Is(err, mcs.ErrUnknownTool) && !errors.As(err, &argErr) {
 		return nil, capError(fmt.Errorf("%s: %w", name, err))

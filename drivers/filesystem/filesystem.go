@@ -67,12 +67,24 @@ type Config struct {
 // ToolDriver is the technical half of the filesystem driver: it lists and executes
 // the file tools over one confined root. It is safe for concurrent use. It holds
 // the root directory open until Close.
+//
+// It publishes, in this order, list_directory, read_file, search_files, file_info,
+// then, unless read-only, write_file, make_directory, move_file and, with
+// AllowDelete, delete_file. Its Meta, ListTools, HasTool, ToolDefinition and
+// ToolsVersion are those of the [tools.Table] that holds them: the Meta has ID
+// "mcs-go/filesystem", binding {filesystem, os, builtin} and capability
+// orchestratable; a listing is a copy and never fails; the version does not change
+// after NewToolDriver.
 type ToolDriver struct {
-	root   *confine.Root
-	cfg    Config
-	tools  *tools.Table // the published tools
-	limits limits
+	*toolTable // the published tools
+	root       *confine.Root
+	cfg        Config
+	limits     limits
 }
+
+// toolTable is the driver's name for [tools.Table], so that ToolDriver embeds it
+// as an unexported field and takes its listing methods.
+type toolTable = tools.Table
 
 // limits bounds the listing tools and the link check of move_file; tests lower
 // them.
@@ -81,9 +93,10 @@ type limits struct {
 }
 
 var (
-	_ mcs.ToolDriver  = (*ToolDriver)(nil)
-	_ mcs.ToolLookup  = (*ToolDriver)(nil)
-	_ mcs.ToolDefiner = (*ToolDriver)(nil)
+	_ mcs.ToolDriver                     = (*ToolDriver)(nil)
+	_ mcs.ToolLookup                     = (*ToolDriver)(nil)
+	_ mcs.ToolDefiner                    = (*ToolDriver)(nil)
+	_ interface{ ToolsVersion() uint64 } = (*ToolDriver)(nil)
 )
 
 // NewToolDriver opens cfg.Root and returns the tool driver. It fails when Root is
@@ -101,44 +114,18 @@ func NewToolDriver(cfg Config) (*ToolDriver, error) {
 		return nil, fmt.Errorf("filesystem: %w", err)
 	}
 	d := &ToolDriver{root: root, cfg: cfg, limits: limits{maxListEntries, maxSearchResults, maxSearchVisits, maxMoveEntries}}
-	d.tools = tools.New(d.Meta())
-	for _, def := range toolDefs(cfg.MaxReadBytes) {
-		if d.unavailable(def) == "" {
-			def.add(d.tools, d, def)
-		}
-	}
-	return d, nil
-}
-
-// Meta returns the data sheet of the filesystem tool driver: ID
-// "mcs-go/filesystem", binding {filesystem, os, builtin}, capability
-// orchestratable.
-func (d *ToolDriver) Meta() mcs.Meta {
-	return mcs.DeriveCapabilities(mcs.Meta{
+	d.toolTable = tools.New(mcs.Meta{
 		ID:       "mcs-go/filesystem",
 		Name:     "Filesystem",
 		Version:  version,
 		Bindings: []mcs.Binding{{Capability: "filesystem", Adapter: "os", SpecFormat: "builtin"}},
-	}, d)
-}
-
-// ListTools returns the published tools in a fixed order: list_directory,
-// read_file, search_files, file_info, then, unless read-only, write_file,
-// make_directory, move_file and, with AllowDelete, delete_file. The slice is a
-// copy; it never fails.
-func (d *ToolDriver) ListTools(ctx context.Context) ([]mcs.Tool, error) {
-	return d.tools.ListTools(ctx)
-}
-
-// HasTool reports whether the driver publishes the tool name.
-func (d *ToolDriver) HasTool(ctx context.Context, name string) (bool, error) {
-	return d.tools.HasTool(ctx, name)
-}
-
-// ToolDefinition returns the definition of the tool name, and whether the driver
-// publishes it.
-func (d *ToolDriver) ToolDefinition(ctx context.Context, name string) (mcs.Tool, bool, error) {
-	return d.tools.ToolDefinition(ctx, name)
+	})
+	for _, def := range toolDefs(cfg.MaxReadBytes) {
+		if d.unavailable(def) == "" {
+			def.add(d.toolTable, d, def)
+		}
+	}
+	return d, nil
 }
 
 // ExecuteTool runs the named tool with the model-supplied args and returns a JSON
@@ -149,14 +136,14 @@ func (d *ToolDriver) ToolDefinition(ctx context.Context, name string) (mcs.Tool,
 // list_directory, search_files and the link check of move_file also stop when ctx
 // is done, and write_file and move_file then leave the tree as it was.
 func (d *ToolDriver) ExecuteTool(ctx context.Context, name string, args map[string]any) (any, error) {
-	if has, _ := d.tools.HasTool(ctx, name); !has {
+	if has, _ := d.toolTable.HasTool(ctx, name); !has {
 		for _, def := range toolDefs(d.cfg.MaxReadBytes) {
 			if def.name == name {
 				return nil, fmt.Errorf("%s: %s", name, d.unavailable(def))
 			}
 		}
 	}
-	res, err := d.tools.ExecuteTool(ctx, name, args)
+	res, err := d.toolTable.ExecuteTool(ctx, name, args)
 	var argErr *mcs.ArgumentsError
 	if err != nil && !errors.Is(err, mcs.ErrUnknownTool) && !errors.As(err, &argErr) {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -177,7 +164,7 @@ func (d *ToolDriver) unavailable(def *toolDef) string {
 
 // names lists the published tools in order.
 func (d *ToolDriver) names() []string {
-	list, _ := d.tools.ListTools(context.Background())
+	list, _ := d.toolTable.ListTools(context.Background())
 	out := make([]string, len(list))
 	for i, t := range list {
 		out[i] = t.Name

@@ -148,9 +148,12 @@ func (d *Driver) Healthcheck(ctx context.Context) mcs.HealthResult { return d.td
 // Close ends the session and the server process; see [ToolDriver.Close].
 func (d *Driver) Close() error { return d.td.Close() }
 
-// Meta returns the data sheet of the MCP tool driver: binding mcp/stdio or
-// mcp/streamable-http (or mcp/transport), capabilities orchestratable and
-// healthcheck.
+// driverID is the Meta ID of the MCP driver.
+const driverID = "mcs-go/mcp"
+
+// Meta returns the data sheet of the MCP tool driver: ID mcs-go/mcp, binding
+// mcp/stdio or mcp/streamable-http (or mcp/transport), capabilities
+// orchestratable and healthcheck.
 func (d *ToolDriver) Meta() mcs.Meta {
 	adapter := "transport"
 	switch {
@@ -161,7 +164,7 @@ func (d *ToolDriver) Meta() mcs.Meta {
 		adapter = "streamable-http"
 	}
 	return mcs.DeriveCapabilities(mcs.Meta{
-		ID:       "mcp",
+		ID:       driverID,
 		Name:     "MCP server",
 		Version:  Version,
 		Bindings: []mcs.Binding{{Capability: "mcp", Adapter: adapter, SpecFormat: "MCP"}},

@@ -230,8 +230,8 @@ func TestHostileCacheCannotRedirectOrInject(t *testing.T) {
 		t.Fatalf("HasTool = %v, %v: the forged entry was not read, so the test proves nothing", ok, err)
 	}
 	_, err := td.ExecuteTool(ctx, "exfiltrate", map[string]any{"data": "secret"})
-	if !errors.Is(err, ErrUnknownTool) {
-		t.Errorf("calling the injected tool: %v, want ErrUnknownTool", err)
+	if !errors.Is(err, mcs.ErrUnknownTool) {
+		t.Errorf("calling the injected tool: %v, want mcs.ErrUnknownTool", err)
 	}
 	if _, err := td.ExecuteTool(ctx, "listPets", nil); err != nil {
 		t.Fatal(err)

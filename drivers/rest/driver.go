@@ -24,7 +24,7 @@ import (
 const Version = "0.1.0"
 
 // driverID is the Meta ID of the REST driver.
-const driverID = "rest"
+const driverID = "mcs-go/rest"
 
 // ToolDriver publishes the operations of an OpenAPI 3.0/3.1 or Swagger 2.0
 // document as tools and executes them over HTTP. It is the technical half of
@@ -132,8 +132,8 @@ func (d *Driver) Meta() mcs.Meta { return mcs.DeriveCapabilities(d.BaseDriver.Me
 // Healthcheck reports whether the API is reachable; see [ToolDriver.Healthcheck].
 func (d *Driver) Healthcheck(ctx context.Context) mcs.HealthResult { return d.td.Healthcheck(ctx) }
 
-// Meta returns the data sheet of the REST tool driver: binding rest/http/OpenAPI,
-// capabilities orchestratable and healthcheck.
+// Meta returns the data sheet of the REST tool driver: ID mcs-go/rest, binding
+// rest/http/OpenAPI, capabilities orchestratable and healthcheck.
 func (d *ToolDriver) Meta() mcs.Meta {
 	return mcs.DeriveCapabilities(mcs.Meta{
 		ID:       driverID,
@@ -275,7 +275,7 @@ func (d *ToolDriver) HasTool(ctx context.Context, name string) (bool, error) {
 
 // ExecuteTool sends the request of the named operation and returns the
 // response body as a string. A load error is returned as by ListTools; a name
-// the document does not define fails with an error wrapping [ErrUnknownTool].
+// the document does not define fails with an error wrapping [mcs.ErrUnknownTool].
 //
 // Arguments go where the document says (path, query, header, cookie, body).
 // An unknown argument name, a missing required argument or a value that is
@@ -297,7 +297,7 @@ func (d *ToolDriver) ExecuteTool(ctx context.Context, name string, args map[stri
 	}
 	op := s.ops[name]
 	if op == nil {
-		return nil, fmt.Errorf("%w %q: the document has no such operation; list the tools for the valid names", ErrUnknownTool, calledName(ctx, name))
+		return nil, fmt.Errorf("%w %q: the document has no such operation; list the tools for the valid names", mcs.ErrUnknownTool, calledName(ctx, name))
 	}
 	req, err := op.prepare(args)
 	if err != nil {

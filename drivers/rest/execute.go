@@ -17,8 +17,10 @@ import (
 // maxErrorBody is how much of a failed response's body an error quotes.
 const maxErrorBody = 500
 
-// ErrUnknownTool is wrapped by the error of a call to a tool the spec does not
-// define. It is [mcs.ErrUnknownTool], so errors.Is works the same for every driver.
+// ErrUnknownTool is [mcs.ErrUnknownTool], which the error of a call to a tool the
+// spec does not define wraps.
+//
+// Deprecated: use mcs.ErrUnknownTool.
 var ErrUnknownTool = mcs.ErrUnknownTool
 
 // ArgumentError reports a call whose arguments cannot be sent: an unknown

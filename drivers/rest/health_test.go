@@ -89,7 +89,7 @@ func TestMeta(t *testing.T) {
 	td := mustToolDriver(t, Config{Spec: fixture(t, "petstore.yaml")})
 	binding := []mcs.Binding{{Capability: "rest", Adapter: "http", SpecFormat: "OpenAPI"}}
 	wantTD := mcs.Meta{
-		ID: "rest", Name: "REST (OpenAPI)", Version: Version, Bindings: binding,
+		ID: "mcs-go/rest", Name: "REST (OpenAPI)", Version: Version, Bindings: binding,
 		Capabilities: []mcs.Capability{mcs.CapabilityOrchestratable, mcs.CapabilityHealthcheck},
 	}
 	if diff := cmp.Diff(wantTD, td.Meta()); diff != "" {
@@ -100,7 +100,7 @@ func TestMeta(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantD := mcs.Meta{
-		ID: "rest", Name: "REST (OpenAPI)", Version: Version, Bindings: binding, SupportedLLMs: []string{"*"},
+		ID: "mcs-go/rest", Name: "REST (OpenAPI)", Version: Version, Bindings: binding, SupportedLLMs: []string{"*"},
 		// BaseDriver drops the tool driver's healthcheck flag (it has no Healthcheck);
 		// the Driver, which forwards it, adds it back.
 		Capabilities: []mcs.Capability{

@@ -456,8 +456,8 @@ func TestHasTool(t *testing.T) {
 		}
 	}
 	_, err := td.ExecuteTool(context.Background(), "nope", nil)
-	if !errors.Is(err, ErrUnknownTool) {
-		t.Errorf("ExecuteTool of an unknown tool: %v, want ErrUnknownTool", err)
+	if !errors.Is(err, mcs.ErrUnknownTool) {
+		t.Errorf("ExecuteTool of an unknown tool: %v, want mcs.ErrUnknownTool", err)
 	}
 }
 

@@ -24,6 +24,17 @@
 // In a middleware list the auth middleware belongs innermost of the three concerns:
 // [hooks, permission, auth], so that consent is asked before a credential is used
 // and hooks see the in-band challenge as the call's result.
+//
+// # The contract
+//
+// The auth concern has a contract, [SupportsAuth], and a capability flag,
+// [Capability]. The [Middleware] is one implementation of the contract; a driver
+// author may build the concern into a driver instead: the driver implements
+// SupportsAuth (the marker method HandlesAuthChallenges) and declares Capability in its Meta, and a client finds
+// it with a type assertion. A driver that only has the Middleware configured
+// implements neither and does not list the flag: which middleware runs is
+// configuration the client applied, not a property of the driver, and the client
+// that built the Middleware holds it.
 package auth
 
 import (
@@ -33,8 +44,21 @@ import (
 	"github.com/mcs-go/mcs"
 )
 
-// Capability is the capability flag of the auth concern.
+// Capability is the capability flag of the auth concern, whose contract is
+// [SupportsAuth].
 const Capability mcs.Capability = "auth"
+
+// SupportsAuth is the contract of the auth concern. An implementation answers a
+// tool call that meets an authentication challenge (a *[Challenge] in the error's
+// tree) in band: the call succeeds with a result that tells the user what to do,
+// instead of failing. HandlesAuthChallenges is a marker: it does nothing, and a
+// type declares with it that it keeps that promise. [Middleware] implements it. A
+// driver may build the concern in instead, and then also declares [Capability] in
+// its Meta; a driver that merely has the middleware configured does neither (see
+// the package documentation).
+type SupportsAuth interface {
+	HandlesAuthChallenges()
+}
 
 // Challenge describes an authentication step the user must take before a tool can
 // run. *Challenge implements error so that it can travel up from a credential
@@ -121,12 +145,37 @@ var ErrNoCredential = errors.New("no credential")
 //
 // Middleware has no state: one instance may serve any number of drivers and is safe
 // for concurrent use. The zero value is ready to use.
-type Middleware struct{}
+type Middleware struct {
+	config
+}
 
-var _ mcs.ToolMiddleware = (*Middleware)(nil)
+var (
+	_ mcs.ToolMiddleware = (*Middleware)(nil)
+	_ SupportsAuth       = (*Middleware)(nil)
+)
 
-// New returns the auth middleware.
-func New() *Middleware { return &Middleware{} }
+// HandlesAuthChallenges marks Middleware as an implementation of [SupportsAuth]; it
+// does nothing.
+func (*Middleware) HandlesAuthChallenges() {}
+
+// Option configures a [Middleware] built by [New]. The package defines no options
+// yet; New takes them so that its shape is that of the other middleware packages'
+// constructors and stays the same when one is added.
+type Option func(*config)
+
+// config is what the options of [New] set; nothing yet.
+type config struct{}
+
+// New returns the auth middleware configured by opts; nil options are ignored.
+func New(opts ...Option) *Middleware {
+	m := &Middleware{}
+	for _, o := range opts {
+		if o != nil {
+			o(&m.config)
+		}
+	}
+	return m
+}
 
 // OnExecuteTool calls next and, when next fails with an error that holds a
 // *Challenge, returns the challenge's result and a nil error instead. The first

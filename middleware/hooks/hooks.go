@@ -20,6 +20,17 @@
 //
 // Two ready-made hook sets write an audit trail with one record per call:
 // [SlogAudit] to a [log/slog] logger and [OpenAuditFile] to a JSON-lines file.
+//
+// # The contract
+//
+// The hooks concern has a contract, [SupportsHooks], and a capability flag,
+// [Capability]. The [Middleware] is one implementation of the contract; a driver
+// author may build the concern into a driver instead: the driver implements
+// SupportsHooks (AddPre, AddPost and AddFailure, each returning the function that removes the hook) and declares Capability in its Meta, and a client finds
+// it with a type assertion. A driver that only has the Middleware configured
+// implements neither and does not list the flag: which middleware runs is
+// configuration the client applied, not a property of the driver, and the client
+// that built the Middleware holds it.
 package hooks
 
 import (
@@ -37,8 +48,22 @@ import (
 	"github.com/mcs-go/mcs/internal/clone"
 )
 
-// Capability is the capability flag of the hooks concern.
+// Capability is the capability flag of the hooks concern, whose contract is
+// [SupportsHooks].
 const Capability mcs.Capability = "hooks"
+
+// SupportsHooks is the contract of the hooks concern. An implementation runs the
+// pre hooks installed on it before every tool call, and after the call the post
+// hooks when it succeeded or the failure hooks when it failed, each kind in the
+// order it was installed; each Add method returns the function that removes the
+// hook again. [Middleware] implements it. A driver may build the concern in
+// instead, and then also declares [Capability] in its Meta; a driver that merely
+// has the middleware configured does neither (see the package documentation).
+type SupportsHooks interface {
+	AddPre(f PreHook) (remove func())
+	AddPost(f PostHook) (remove func())
+	AddFailure(f FailureHook) (remove func())
+}
 
 // PreHook observes a call before it runs. args is the hook's own deep copy of the
 // call's arguments; the hook may keep it.
@@ -109,7 +134,13 @@ func argsFor(snapshot map[string]any, i, last int) map[string]any {
 type PanicHandler func(ctx context.Context, name string, value any, stack []byte)
 
 // Option configures a [Middleware] built by [New].
-type Option func(*Middleware)
+type Option func(*config)
+
+// config is what the options of [New] set.
+type config struct {
+	sets    []Set // in option order
+	onPanic PanicHandler
+}
 
 // WithPre adds a pre hook; hooks given to New run in the order of the options.
 // A nil f is ignored.
@@ -125,14 +156,14 @@ func WithFailure(f FailureHook) Option { return WithSet(Set{Failure: f}) }
 
 // WithSet adds the hooks of s, such as an audit trail from [SlogAudit].
 func WithSet(s Set) Option {
-	return func(m *Middleware) { m.AddSet(s) }
+	return func(c *config) { c.sets = append(c.sets, s) }
 }
 
 // WithPanicHandler sets the function that receives recovered hook panics. By
 // default they are logged to [slog.Default] at error level. A panic in f itself is
 // recovered and dropped.
 func WithPanicHandler(f PanicHandler) Option {
-	return func(m *Middleware) { m.onPanic = f }
+	return func(c *config) { c.onPanic = f }
 }
 
 // Middleware runs hooks around every tool call. Build it with [New]; the zero
@@ -153,15 +184,22 @@ type Middleware struct {
 	onPanic PanicHandler // set before the Middleware is shared
 }
 
-var _ mcs.ToolMiddleware = (*Middleware)(nil)
+var (
+	_ mcs.ToolMiddleware = (*Middleware)(nil)
+	_ SupportsHooks      = (*Middleware)(nil)
+)
 
 // New returns a Middleware with the hooks of opts installed in option order.
 func New(opts ...Option) *Middleware {
-	m := &Middleware{}
+	var c config
 	for _, o := range opts {
 		if o != nil {
-			o(m)
+			o(&c)
 		}
+	}
+	m := &Middleware{onPanic: c.onPanic}
+	for _, s := range c.sets {
+		m.AddSet(s)
 	}
 	return m
 }

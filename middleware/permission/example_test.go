@@ -159,3 +159,23 @@ func ExampleAllow_label() {
 	// scratch__delete_file: delete_file a.txt: done
 	// prod__delete_file: map[message:Execution of 'delete_file' was denied by policy. permission_denied:true tool:delete_file]
 }
+
+// A client that holds a driver which builds the consent concern in (here
+// consentDriver, a tool driver of the tests) finds it with a type assertion and
+// gives it the handler, as it would give one to the middleware.
+func ExampleSupportsConsent() {
+	var td mcs.ToolDriver = &consentDriver{}
+	if c, ok := td.(permission.SupportsConsent); ok {
+		c.SetConsentHandler(func(_ context.Context, name string, _ map[string]any) (bool, error) {
+			fmt.Println("asked about", name)
+			return false, nil
+		})
+	}
+	fmt.Println("declares consent:", td.Meta().HasCapability(permission.Capability))
+	res, err := td.ExecuteTool(context.Background(), "delete_file", map[string]any{"path": "a.txt"})
+	fmt.Println(res, err)
+	// Output:
+	// declares consent: true
+	// asked about delete_file
+	// map[message:User denied execution of 'delete_file'. permission_denied:true tool:delete_file] <nil>
+}

@@ -23,6 +23,17 @@
 // allowed. Because a driver threads every call through its middleware, also the
 // calls an orchestrator makes through ExecuteTool, a consent policy configured on a
 // driver holds wherever the driver is used.
+//
+// # The contract
+//
+// The consent concern has a contract, [SupportsConsent], and a capability flag,
+// [Capability]. The [Middleware] is one implementation of the contract; a driver
+// author may build the concern into a driver instead: the driver implements
+// SupportsConsent (SetConsentHandler) and declares Capability in its Meta, and a client finds
+// it with a type assertion. A driver that only has the Middleware configured
+// implements neither and does not list the flag: which middleware runs is
+// configuration the client applied, not a property of the driver, and the client
+// that built the Middleware holds it.
 package permission
 
 import (
@@ -40,8 +51,20 @@ import (
 	"github.com/mcs-go/mcs/internal/clone"
 )
 
-// Capability is the capability flag of the consent concern.
+// Capability is the capability flag of the consent concern, whose contract is
+// [SupportsConsent].
 const Capability mcs.Capability = "consent"
+
+// SupportsConsent is the contract of the consent concern. An implementation asks
+// the handler set with SetConsentHandler before it runs a tool call its policy does
+// not decide, runs the call only when the handler consents, and with no handler
+// (nil) fails such calls closed. [Middleware] implements it. A driver may build the
+// concern in instead, and then also declares [Capability] in its Meta; a driver
+// that merely has the middleware configured does neither (see the package
+// documentation).
+type SupportsConsent interface {
+	SetConsentHandler(f ConsentFunc)
+}
 
 // ConsentFunc decides whether the named tool may run with args. It returns true to
 // allow and false to deny; an error means no decision could be had and fails the
@@ -418,20 +441,27 @@ func IsDenied(result any) bool {
 }
 
 // Option configures a [Middleware] built by [New].
-type Option func(*Middleware)
+type Option func(*config)
+
+// config is what the options of [New] set.
+type config struct {
+	rules   []Rule
+	exact   bool
+	timeout time.Duration
+}
 
 // WithTimeout bounds the wait for a consent decision to d; a decision that does not
 // arrive in time fails the call with a *ConsentError of reason [ReasonTimeout], and
 // a later answer is ignored. d <= 0 means no timeout beyond the call's context,
 // which is the default.
 func WithTimeout(d time.Duration) Option {
-	return func(m *Middleware) { m.timeout = max(d, 0) }
+	return func(c *config) { c.timeout = max(d, 0) }
 }
 
 // WithRules appends policy rules; rules are tried in the order given, across all
 // WithRules options, and the first match decides.
 func WithRules(rules ...Rule) Option {
-	return func(m *Middleware) { m.rules = append(m.rules, rules...) }
+	return func(c *config) { c.rules = append(c.rules, rules...) }
 }
 
 // WithExactCase makes rule patterns match tool names and labels exactly as
@@ -439,7 +469,7 @@ func WithRules(rules ...Rule) Option {
 // spelling of the name too (see [Rule]), so that a Deny rule cannot be sidestepped
 // by a tool named in another case.
 func WithExactCase() Option {
-	return func(m *Middleware) { m.exact = true }
+	return func(c *config) { c.exact = true }
 }
 
 // Middleware asks for consent before a tool runs. For each call it tries the rules
@@ -458,14 +488,15 @@ func WithExactCase() Option {
 // Middleware is safe for concurrent use and may be shared by many drivers; the
 // handler may be replaced at any time with [Middleware.SetConsentHandler].
 type Middleware struct {
-	rules    []Rule
+	config
 	compiled []compiledRule
-	exact    bool
-	timeout  time.Duration
 	consent  atomic.Pointer[ConsentFunc]
 }
 
-var _ mcs.ToolMiddleware = (*Middleware)(nil)
+var (
+	_ mcs.ToolMiddleware = (*Middleware)(nil)
+	_ SupportsConsent    = (*Middleware)(nil)
+)
 
 // New returns a Middleware that asks consent for calls no rule decides. consent may
 // be nil: then only calls an Allow rule matches run and the others fail closed,
@@ -474,7 +505,7 @@ func New(consent ConsentFunc, opts ...Option) *Middleware {
 	m := &Middleware{}
 	for _, o := range opts {
 		if o != nil {
-			o(m)
+			o(&m.config)
 		}
 	}
 	m.compiled = make([]compiledRule, len(m.rules))

@@ -104,18 +104,27 @@ const (
 )
 
 // Option configures a [Middleware] built by [New].
-type Option func(*Middleware)
+type Option func(*config)
+
+// config is what the options of [New] set.
+type config struct {
+	tp      trace.TracerProvider
+	mp      metric.MeterProvider
+	content bool
+	limit   int
+	keys    []string
+}
 
 // WithTracerProvider sets the provider of the tracer; nil, the default, means the
 // global provider (otel.GetTracerProvider).
 func WithTracerProvider(tp trace.TracerProvider) Option {
-	return func(m *Middleware) { m.tp = tp }
+	return func(c *config) { c.tp = tp }
 }
 
 // WithMeterProvider sets the provider of the meter; nil, the default, means the
 // global provider (otel.GetMeterProvider).
 func WithMeterProvider(mp metric.MeterProvider) Option {
-	return func(m *Middleware) { m.mp = mp }
+	return func(c *config) { c.mp = mp }
 }
 
 // WithContent records the arguments and, for a call that did not fail, the result
@@ -126,11 +135,11 @@ func WithMeterProvider(mp metric.MeterProvider) Option {
 // name/value pairs and credentials inside strings; each attribute is cut to the
 // content limit ([WithContentLimit]). Content is off by default: tool arguments
 // and results often hold personal data.
-func WithContent() Option { return func(m *Middleware) { m.content = true } }
+func WithContent() Option { return func(c *config) { c.content = true } }
 
 // WithContentLimit sets the bound, in bytes, of each content attribute (and of
 // each string inside it); n <= 0 means [DefaultContentLimit].
-func WithContentLimit(n int) Option { return func(m *Middleware) { m.limit = n } }
+func WithContentLimit(n int) Option { return func(c *config) { c.limit = n } }
 
 // WithRedactKeys replaces the key fragments whose values WithContent redacts (the
 // defaults are those of the hooks audit: password, pwd, pass, secret, token,
@@ -141,20 +150,16 @@ func WithContentLimit(n int) Option { return func(m *Middleware) { m.limit = n }
 // recognised in name/value pair lists and inside strings ("Authorization: Bearer
 // x", "?token=x").
 func WithRedactKeys(keys ...string) Option {
-	return func(m *Middleware) { m.keys = append([]string{}, keys...) }
+	return func(c *config) { c.keys = append([]string{}, keys...) }
 }
 
 // Middleware records a span and a duration for every tool call, as the package
 // documentation describes. It is safe for concurrent use and may be shared by
 // many drivers. The zero value is not usable; build one with [New].
 type Middleware struct {
-	tp      trace.TracerProvider
-	mp      metric.MeterProvider
-	global  bool // tp is the global provider
-	noop    bool // tp is the API's no-op provider
-	content bool
-	limit   int
-	keys    []string
+	config
+	global bool // tp is the global provider
+	noop   bool // tp is the API's no-op provider
 
 	tracer trace.Tracer
 	hist   metric.Float64Histogram
@@ -175,7 +180,7 @@ func New(opts ...Option) *Middleware {
 	m := &Middleware{}
 	for _, o := range opts {
 		if o != nil {
-			o(m)
+			o(&m.config)
 		}
 	}
 	if m.tp == nil {

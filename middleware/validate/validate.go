@@ -39,6 +39,17 @@
 // In a middleware list, put validate before permission, so that nobody is asked
 // to consent to a call that cannot run: [tracing, hooks, validate, permission,
 // auth].
+//
+// # The contract
+//
+// The validation concern has a contract, [SupportsValidation], and a capability flag,
+// [Capability]. The [Middleware] is one implementation of the contract; a driver
+// author may build the concern into a driver instead: the driver implements
+// SupportsValidation (the marker method ValidatesArguments) and declares Capability in its Meta, and a client finds
+// it with a type assertion. A driver that only has the Middleware configured
+// implements neither and does not list the flag: which middleware runs is
+// configuration the client applied, not a property of the driver, and the client
+// that built the Middleware holds it.
 package validate
 
 import (
@@ -52,8 +63,22 @@ import (
 	"github.com/mcs-go/mcs"
 )
 
-// Capability is the capability flag of the validation concern.
+// Capability is the capability flag of the validation concern, whose contract is
+// [SupportsValidation].
 const Capability mcs.Capability = "validation"
+
+// SupportsValidation is the contract of the validation concern. An implementation
+// checks the arguments of every call to a tool the driver lists against the tool's
+// parameters before the tool runs, and fails a call whose arguments do not conform
+// with an *[mcs.ArgumentsError] listing every problem, without running the tool.
+// ValidatesArguments is a marker: it does nothing, and a type declares with it
+// that it keeps that promise. [Middleware] implements it. A driver may build the
+// concern in instead, and then also declares [Capability] in its Meta; a driver
+// that merely has the middleware configured does neither (see the package
+// documentation).
+type SupportsValidation interface {
+	ValidatesArguments()
+}
 
 // Unknown says what happens to an argument the called tool does not declare.
 type Unknown int
@@ -104,7 +129,16 @@ func (e *UnknownValueError) Error() string {
 }
 
 // Option configures a [Middleware] built by [New].
-type Option func(*Middleware)
+type Option func(*config)
+
+// config is what the options of [New] set.
+type config struct {
+	coerce      bool
+	unknown     Unknown
+	passInvalid bool
+	noFormats   bool
+	logger      *slog.Logger
+}
 
 // WithCoercion converts, before checking, what models commonly send as strings to
 // the type the schema asks for: "5" to 5 for an integer, "2.5" to 2.5 for a number,
@@ -114,16 +148,16 @@ type Option func(*Middleware)
 // its meaning), when its schema cannot be read without following a "$ref", or when
 // the conversion would lose precision (an integer beyond 2^53). The tool receives
 // the converted arguments; the caller's map is not modified.
-func WithCoercion() Option { return func(m *Middleware) { m.coerce = true } }
+func WithCoercion() Option { return func(c *config) { c.coerce = true } }
 
 // WithUnknown sets what happens to arguments the tool does not declare; the
 // default is [UnknownError].
-func WithUnknown(u Unknown) Option { return func(m *Middleware) { m.unknown = u } }
+func WithUnknown(u Unknown) Option { return func(c *config) { c.unknown = u } }
 
 // WithUncheckedInvalidSchemas lets calls to a tool with an invalid parameter
 // schema run: that parameter is not checked (the others are), and the problem is
 // still logged once. Without it such calls fail with a *[SchemaError].
-func WithUncheckedInvalidSchemas() Option { return func(m *Middleware) { m.passInvalid = true } }
+func WithUncheckedInvalidSchemas() Option { return func(c *config) { c.passInvalid = true } }
 
 // WithFormatAssertion says whether the "format" keyword is checked for the formats
 // the validator knows (date-time, date, time, email, hostname, ipv4, ipv6, uri,
@@ -131,11 +165,11 @@ func WithUncheckedInvalidSchemas() Option { return func(m *Middleware) { m.passI
 // ignored). The default is true: a call with a malformed date fails before it
 // reaches the API. false follows the drafts' own defaults (checked up to draft 7,
 // an annotation from 2019-09 on).
-func WithFormatAssertion(on bool) Option { return func(m *Middleware) { m.noFormats = !on } }
+func WithFormatAssertion(on bool) Option { return func(c *config) { c.noFormats = !on } }
 
 // WithLogger sets the logger that reports invalid tool schemas; nil, the default,
 // means [slog.Default] at the time of the report.
-func WithLogger(l *slog.Logger) Option { return func(m *Middleware) { m.logger = l } }
+func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
 
 // Middleware checks tool arguments as the package documentation describes.
 //
@@ -143,25 +177,28 @@ func WithLogger(l *slog.Logger) Option { return func(m *Middleware) { m.logger =
 // compiled schemas is read without locks and filled under one. The zero value is
 // not usable; build one with [New].
 type Middleware struct {
-	coerce      bool
-	unknown     Unknown
-	passInvalid bool
-	noFormats   bool
-	logger      *slog.Logger
+	config
 
 	mu    sync.Mutex                          // serialises cache writes
 	cache atomic.Pointer[map[string][]*entry] // tool name -> variants, newest first; never mutated
 	size  int                                 // entries in the cache; guarded by mu
 }
 
-var _ mcs.ToolMiddleware = (*Middleware)(nil)
+var (
+	_ mcs.ToolMiddleware = (*Middleware)(nil)
+	_ SupportsValidation = (*Middleware)(nil)
+)
+
+// ValidatesArguments marks Middleware as an implementation of
+// [SupportsValidation]; it does nothing.
+func (*Middleware) ValidatesArguments() {}
 
 // New returns a validation middleware configured by opts.
 func New(opts ...Option) *Middleware {
 	m := &Middleware{}
 	for _, o := range opts {
 		if o != nil {
-			o(m)
+			o(&m.config)
 		}
 	}
 	empty := map[string][]*entry{}
