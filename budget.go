@@ -38,10 +38,10 @@ type Budget struct {
 	// NativeSystemMessageBytes is the size of the native-mode system message,
 	// which does not inline the tools; 0 when Native is false.
 	NativeSystemMessageBytes int
-	// NativeToolsBytes is the size of the tools as OpenAI function objects in
+	// NativeToolsBytes is the size of the tools as [FunctionTool] objects in
 	// JSON: those the driver sends when Native is true, else those it would
-	// send (computed from its listing, the shape BaseDriver uses) when the
-	// driver is also a ToolDriver; 0 when neither applies.
+	// send (built by [NewFunctionTool] from its listing, as BaseDriver does)
+	// when the driver is also a ToolDriver; 0 when neither applies.
 	NativeToolsBytes int
 	// NativeTokens estimates the tokens of the native system message plus the
 	// tool objects.
@@ -79,7 +79,7 @@ func MeasureBudget(ctx context.Context, d Driver, model string) (Budget, error) 
 	b.SystemMessageBytes = len(msg)
 	b.TextTokens = EstimateTokens(len(msg))
 
-	var native []map[string]any
+	var native []FunctionTool
 	if nt, ok := d.(SupportsNativeTools); ok {
 		ntc, err := nt.NativeToolContext(ctx, model)
 		if err != nil {
@@ -101,16 +101,9 @@ func MeasureBudget(ctx context.Context, d Driver, model string) (Budget, error) 
 			return Budget{}, fmt.Errorf("measure budget: list tools: %w", err)
 		}
 		b.Tools = len(tools)
-		native = make([]map[string]any, 0, len(tools))
-		for _, t := range tools {
-			native = append(native, map[string]any{
-				"type": "function",
-				"function": map[string]any{
-					"name":        t.Name,
-					"description": t.Summary(),
-					"parameters":  ToolSchema(t),
-				},
-			})
+		native = make([]FunctionTool, len(tools))
+		for i, t := range tools {
+			native[i] = NewFunctionTool(t)
 		}
 	}
 	if native != nil {
