@@ -424,10 +424,10 @@ func (b *BaseDriver) withInstructions(ctx context.Context, msg string) string {
 
 // NativeToolContext returns, when the WithNativeTools predicate accepts model, the
 // codec's native system message (plus instructions), or the text set with
-// WithSystemMessage, and every tool as an OpenAI function-tool object
-// {"type":"function","function":{name, description, parameters}}. Otherwise it
-// returns the full text system message (see SystemMessage) and nil Tools. An error
-// of the tool driver's ListTools or an invalid tool is returned wrapped.
+// WithSystemMessage, and every tool as a [FunctionTool] built by NewFunctionTool.
+// Otherwise it returns the full text system message (see SystemMessage) and nil
+// Tools. An error of the tool driver's ListTools or an invalid tool is returned
+// wrapped.
 func (b *BaseDriver) NativeToolContext(ctx context.Context, model string) (NativeToolContext, error) {
 	if b.opts.NativeTools == nil || !b.opts.NativeTools(model) {
 		msg, err := b.SystemMessage(ctx, model)
@@ -440,16 +440,9 @@ func (b *BaseDriver) NativeToolContext(ctx context.Context, model string) (Nativ
 	if err != nil {
 		return NativeToolContext{}, err
 	}
-	out := make([]map[string]any, 0, len(tools))
-	for _, t := range tools {
-		out = append(out, map[string]any{
-			"type": "function",
-			"function": map[string]any{
-				"name":        t.Name,
-				"description": t.Summary(),
-				"parameters":  ToolSchema(t),
-			},
-		})
+	out := make([]FunctionTool, len(tools))
+	for i, t := range tools {
+		out[i] = NewFunctionTool(t)
 	}
 	msg := b.opts.SystemMessage
 	if msg == "" {

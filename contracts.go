@@ -98,10 +98,11 @@ type HealthResult struct {
 
 // NativeToolContext is what a client needs to call a provider API with native tool
 // calling: a behavioural system message without the inlined tool specification and
-// the tools as OpenAI function-tool objects.
+// the tools as OpenAI function tools.
 type NativeToolContext struct {
 	SystemMessage string
-	// Tools are {"type":"function","function":{name, description, parameters}}
-	// objects; nil when the model does not support native tools.
-	Tools []map[string]any
+	// Tools are the tools to send, one [FunctionTool] each (json.Marshal gives
+	// {"type":"function","function":{name, description, parameters}}); nil when
+	// the model does not support native tools.
+	Tools []FunctionTool
 }

@@ -110,8 +110,8 @@ func TestNativeToolContext(t *testing.T) {
 	if len(nc.Tools) != 4 || strings.Contains(nc.SystemMessage, `"add"`) {
 		t.Fatalf("native context: %d tools, system message %q", len(nc.Tools), nc.SystemMessage)
 	}
-	want := map[string]any{"type": "function", "function": map[string]any{"name": "echo", "description": "Echo the text",
-		"parameters": map[string]any{"type": "object", "properties": map[string]any{"text": map[string]any{"type": "string", "description": "What to echo."}}}}}
+	want := mcs.FunctionTool{Name: "echo", Description: "Echo the text",
+		Parameters: map[string]any{"type": "object", "properties": map[string]any{"text": map[string]any{"type": "string", "description": "What to echo."}}}}
 	if diff := cmp.Diff(want, nc.Tools[1]); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}

@@ -537,7 +537,7 @@ func TestNativeToolsCarryExposedNames(t *testing.T) {
 	}
 	var got []string
 	for _, tool := range nc.Tools {
-		got = append(got, tool["function"].(map[string]any)["name"].(string))
+		got = append(got, tool.Name)
 	}
 	if diff := cmp.Diff([]string{"crm__list", "billing__list"}, got); diff != "" {
 		t.Errorf("native tool names (-want +got):\n%s", diff)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/mcs-go/mcs"
 )
 
 // Model is one chat model behind a provider API, as the Runner sees it. The
@@ -42,12 +44,11 @@ type Request struct {
 	// Messages is the conversation so far, oldest first, in the provider's wire
 	// shape. The adapter must not modify it.
 	Messages []map[string]any
-	// Tools are OpenAI function-tool objects
-	// ({"type":"function","function":{name, description, parameters}}), as
-	// mcs.NativeToolContext returns them; nil for the text protocol. The adapter
-	// converts them into its provider's tool shape without losing any part of the
-	// parameter schema.
-	Tools []map[string]any
+	// Tools are the native tools, as mcs.NativeToolContext returns them; nil
+	// for the text protocol. The adapter converts them into its provider's
+	// tool shape without losing any part of the parameter schema (their JSON is
+	// the Chat Completions tool object).
+	Tools []mcs.FunctionTool
 	// MaxReplyBytes is the most bytes of text, reasoning and call arguments the
 	// reply may hold (WithMaxReplyBytes): 0 means DefaultMaxReplyBytes, a negative
 	// value no limit. The runner enforces it on every Model, on what Generate

@@ -56,20 +56,18 @@ func (r *Runner) nativeContext(ctx context.Context, model string) (mcs.NativeToo
 // mcs.WithNativeTools, as that option would: the native system message of its
 // prompt codec followed by what the driver adds to its text system message (the
 // tool driver's instructions), or its own system message (mcs.WithSystemMessage);
-// every tool as an OpenAI function-tool object. text is the driver's text system
-// message.
+// every tool as an mcs.FunctionTool. text is the driver's text system message.
 func nativeOf(ctx context.Context, bd baseDriver, opts mcs.Options, model, text string) (mcs.NativeToolContext, error) {
 	tools, err := bd.ListTools(ctx)
 	if err != nil {
 		return mcs.NativeToolContext{}, fmt.Errorf("driver native tool context: list tools: %w", err)
 	}
-	out := make([]map[string]any, 0, len(tools))
-	for _, t := range tools {
+	out := make([]mcs.FunctionTool, len(tools))
+	for i, t := range tools {
 		if err := t.Validate(); err != nil {
 			return mcs.NativeToolContext{}, fmt.Errorf("driver native tool context: %w", err)
 		}
-		out = append(out, map[string]any{"type": "function", "function": map[string]any{
-			"name": t.Name, "description": t.Summary(), "parameters": mcs.ToolSchema(t)}})
+		out[i] = mcs.NewFunctionTool(t)
 	}
 	sys := opts.SystemMessage
 	if sys == "" {

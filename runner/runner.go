@@ -588,13 +588,9 @@ func (r *Runner) toolNames(ctx context.Context) ([]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("driver native tool context: %w", err)
 		}
-		var names []string
-		for _, t := range nc.Tools {
-			if fn, ok := t["function"].(map[string]any); ok {
-				if n, ok := fn["name"].(string); ok {
-					names = append(names, n)
-				}
-			}
+		names := make([]string, len(nc.Tools))
+		for i, t := range nc.Tools {
+			names[i] = t.Name
 		}
 		return names, nil
 	}

@@ -50,7 +50,7 @@ tools in the OpenAI function-tool format.`,
 			stop()
 			tools := ntc.Tools
 			if tools == nil {
-				tools = []map[string]any{}
+				tools = []mcs.FunctionTool{}
 			}
 			return writeJSON(a.stdout, map[string]any{"system_message": ntc.SystemMessage, "tools": tools})
 		},

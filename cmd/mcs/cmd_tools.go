@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcs-go/mcs"
+	"github.com/mcs-go/mcs/budget"
 )
 
 func init() { addCommand(newToolsCommand) }
@@ -104,7 +105,7 @@ type budgetJSON struct {
 	Warnings                 []string `json:"warnings"`
 }
 
-// printBudget measures the stack's prompt for model (mcs.MeasureBudget) and
+// printBudget measures the stack's prompt for model (budget.Measure) and
 // prints it as a table, or as JSON.
 func (a *app) printBudget(ctx context.Context, model string, asJSON bool) error {
 	d, err := a.build(ctx)
@@ -112,7 +113,7 @@ func (a *app) printBudget(ctx context.Context, model string, asJSON bool) error 
 		return err
 	}
 	stop := a.progress("measuring the prompt")
-	b, err := mcs.MeasureBudget(ctx, d, model)
+	b, err := budget.Measure(ctx, d, model)
 	stop()
 	if err != nil {
 		return err

@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/mcs-go/mcs"
+	"github.com/mcs-go/mcs/budget"
 	"github.com/mcs-go/mcs/drivers/rest"
 	"github.com/mcs-go/mcs/internal/apispec"
 	"github.com/mcs-go/mcs/orchestrator"
@@ -85,7 +86,7 @@ func run(ctx context.Context, out io.Writer) error {
 		name string
 		d    mcs.Driver
 	}{{"every tool listed", full}, {"behind ToolSearch", o}} {
-		b, err := mcs.MeasureBudget(ctx, c.d, "")
+		b, err := budget.Measure(ctx, c.d, "")
 		if err != nil {
 			return err
 		}

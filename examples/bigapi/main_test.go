@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/mcs-go/mcs"
+	"github.com/mcs-go/mcs/budget"
 	"github.com/mcs-go/mcs/drivers/rest"
 	"github.com/mcs-go/mcs/internal/apispec"
 	"github.com/mcs-go/mcs/orchestrator"
@@ -66,7 +66,7 @@ func gitHubBehindSearch(t testing.TB, layers ...orchestrator.Layer) *orchestrato
 func TestGitHubSystemMessage(t *testing.T) {
 	ctx := context.Background()
 	o := gitHubBehindSearch(t)
-	b, err := mcs.MeasureBudget(ctx, o, "")
+	b, err := budget.Measure(ctx, o, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestGitHubSystemMessage(t *testing.T) {
 		t.Errorf("native tools %d bytes, want at most 8 KB", b.NativeToolsBytes)
 	}
 	full := gitHubBehindSearch(t, orchestrator.Namespacing())
-	fb, err := mcs.MeasureBudget(ctx, full, "")
+	fb, err := budget.Measure(ctx, full, "")
 	if err != nil {
 		t.Fatal(err)
 	}

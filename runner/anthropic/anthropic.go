@@ -24,6 +24,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
 
+	"github.com/mcs-go/mcs"
 	"github.com/mcs-go/mcs/internal/textcut"
 	"github.com/mcs-go/mcs/runner"
 	ep "github.com/mcs-go/mcs/runner/internal/endpoint"
@@ -153,25 +154,19 @@ func turn(e map[string]any) map[string]any {
 	return e
 }
 
-// Tool converts an OpenAI function-tool object into a Messages tool:
-// {"name", "description", "input_schema"}, the parameters object copied
-// unchanged (every keyword kept: $defs, additionalProperties, enum, ...). A
-// parameters value that is not an object becomes {"type":"object"}. An object
-// that is not a function tool is returned as it is (a Messages tool already).
-func Tool(t map[string]any) map[string]any {
-	fn, ok := t["function"].(map[string]any)
-	if !ok {
-		return t
-	}
-	out := map[string]any{"name": fn["name"]}
-	if d, ok := fn["description"].(string); ok && d != "" {
-		out["description"] = d
-	}
-	schema, ok := fn["parameters"].(map[string]any)
-	if !ok {
+// Tool converts a native tool into a Messages tool: {"name", "description",
+// "input_schema"}, the parameters object used unchanged (every keyword kept:
+// $defs, additionalProperties, enum, ...), not copied. An empty description is
+// left out; nil parameters become {"type":"object"}.
+func Tool(t mcs.FunctionTool) map[string]any {
+	schema := t.Parameters
+	if schema == nil {
 		schema = map[string]any{"type": "object"}
 	}
-	out["input_schema"] = schema
+	out := map[string]any{"name": t.Name, "input_schema": schema}
+	if t.Description != "" {
+		out["description"] = t.Description
+	}
 	return out
 }
 

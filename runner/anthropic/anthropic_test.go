@@ -295,7 +295,8 @@ func TestToolKeepsTheSchema(t *testing.T) {
 		"additionalProperties": false,
 		"$defs":                map[string]any{"pet": map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}}},
 	}
-	got := anthropic.Tool(map[string]any{"type": "function", "function": map[string]any{"name": "add_pet", "description": "Add a pet.", "parameters": params}})
+	tool := mcs.FunctionTool{Name: "add_pet", Description: "Add a pet.", Parameters: params}
+	got := anthropic.Tool(tool)
 	want := map[string]any{"name": "add_pet", "description": "Add a pet.", "input_schema": params}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Tool (-want +got):\n%s", diff)
@@ -304,7 +305,7 @@ func TestToolKeepsTheSchema(t *testing.T) {
 	srv := replay.New(t, sse(t, "text_only"))
 	m := newModel(t, srv.URL)
 	if _, err := m.Stream(context.Background(), runner.Request{Messages: []map[string]any{{"role": "user", "content": "hi"}},
-		Tools: []map[string]any{{"type": "function", "function": map[string]any{"name": "add_pet", "description": "Add a pet.", "parameters": params}}}}, nil); err != nil {
+		Tools: []mcs.FunctionTool{tool}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	sent := srv.Bodies(t)[0]["tools"].([]any)[0]

@@ -1,18 +1,29 @@
-package mcs
+// Package budget measures what a driver sends to a model with every request:
+// the text-mode system message, which inlines every tool, and in native mode
+// the system message and the tool objects, in bytes and estimated tokens, with
+// warnings for a listing too large for a provider or a model. It asks no model
+// and sends nothing; the command line shows it as `mcs tools --budget`.
+//
+// It replaces the kernel's mcs.MeasureBudget (now [Measure]), mcs.Budget and
+// mcs.EstimateTokens: no driver or middleware needs them, only the tools that
+// show what a stack costs.
+package budget
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+
+	"github.com/mcs-go/mcs"
 )
 
-// Limits of a prompt that [MeasureBudget] warns about by default.
+// Limits of a prompt that [Measure] warns about by default.
 const (
 	// MaxNativeTools is the most tools one OpenAI request may carry: the Chat
 	// Completions and Responses APIs reject a request with more than 128 tools.
 	MaxNativeTools = 128
 	// WarnPromptTokens is the estimated prompt size, in tokens, above which
-	// MeasureBudget warns: about 64 KB sent again with every request of a
+	// Measure warns: about 64 KB sent again with every request of a
 	// conversation, more than the whole context of small local models.
 	WarnPromptTokens = 16000
 )
@@ -28,7 +39,7 @@ type Budget struct {
 	// ToolSearch, the search tool and the tools found so far).
 	Tools int
 	// SystemMessageBytes is the size of the text-mode system message, which
-	// inlines every tool (Driver.SystemMessage).
+	// inlines every tool ([mcs.Driver] SystemMessage).
 	SystemMessageBytes int
 	// TextTokens estimates the tokens of the text-mode system message.
 	TextTokens int
@@ -38,10 +49,10 @@ type Budget struct {
 	// NativeSystemMessageBytes is the size of the native-mode system message,
 	// which does not inline the tools; 0 when Native is false.
 	NativeSystemMessageBytes int
-	// NativeToolsBytes is the size of the tools as OpenAI function objects in
-	// JSON: those the driver sends when Native is true, else those it would
-	// send (computed from its listing, the shape BaseDriver uses) when the
-	// driver is also a ToolDriver; 0 when neither applies.
+	// NativeToolsBytes is the size of the tools as [mcs.FunctionTool] objects
+	// in JSON: those the driver sends when Native is true, else those it would
+	// send (built by [mcs.NewFunctionTool] from its listing, as BaseDriver
+	// does) when the driver is also a ToolDriver; 0 when neither applies.
 	NativeToolsBytes int
 	// NativeTokens estimates the tokens of the native system message plus the
 	// tool objects.
@@ -62,15 +73,16 @@ func EstimateTokens(n int) int {
 	return (n + 3) / 4
 }
 
-// MeasureBudget reports the size of what d sends to model: the text-mode system
+// Measure reports the size of what d sends to model: the text-mode system
 // message (SystemMessage), the native-mode system message and tool objects
-// (NativeToolContext, when d implements SupportsNativeTools), the number of
-// tools and token estimates, with Warnings for more than MaxNativeTools tools
-// and for an estimate above WarnPromptTokens in either mode. It calls d's
-// methods in that order and nothing else (no model is asked); an error of any
+// (NativeToolContext, when d implements [mcs.SupportsNativeTools]), the number
+// of tools and token estimates, with Warnings for more than MaxNativeTools
+// tools and for an estimate above WarnPromptTokens in either mode. It calls
+// d's methods in that order, then ListTools when d is a [mcs.ToolDriver] that
+// sent no native tools, and nothing else (no model is asked); an error of any
 // of them is returned wrapped, with no Budget. It is safe to call concurrently
 // if d is, as every driver of this module is.
-func MeasureBudget(ctx context.Context, d Driver, model string) (Budget, error) {
+func Measure(ctx context.Context, d mcs.Driver, model string) (Budget, error) {
 	b := Budget{Model: model}
 	msg, err := d.SystemMessage(ctx, model)
 	if err != nil {
@@ -79,8 +91,8 @@ func MeasureBudget(ctx context.Context, d Driver, model string) (Budget, error) 
 	b.SystemMessageBytes = len(msg)
 	b.TextTokens = EstimateTokens(len(msg))
 
-	var native []map[string]any
-	if nt, ok := d.(SupportsNativeTools); ok {
+	var native []mcs.FunctionTool
+	if nt, ok := d.(mcs.SupportsNativeTools); ok {
 		ntc, err := nt.NativeToolContext(ctx, model)
 		if err != nil {
 			return Budget{}, fmt.Errorf("measure budget: native tool context: %w", err)
@@ -91,7 +103,7 @@ func MeasureBudget(ctx context.Context, d Driver, model string) (Budget, error) 
 			native = ntc.Tools
 		}
 	}
-	td, isTD := d.(ToolDriver)
+	td, isTD := d.(mcs.ToolDriver)
 	switch {
 	case b.Native:
 		b.Tools = len(native)
@@ -101,16 +113,9 @@ func MeasureBudget(ctx context.Context, d Driver, model string) (Budget, error) 
 			return Budget{}, fmt.Errorf("measure budget: list tools: %w", err)
 		}
 		b.Tools = len(tools)
-		native = make([]map[string]any, 0, len(tools))
-		for _, t := range tools {
-			native = append(native, map[string]any{
-				"type": "function",
-				"function": map[string]any{
-					"name":        t.Name,
-					"description": t.Summary(),
-					"parameters":  ToolSchema(t),
-				},
-			})
+		native = make([]mcs.FunctionTool, len(tools))
+		for i, t := range tools {
+			native[i] = mcs.NewFunctionTool(t)
 		}
 	}
 	if native != nil {
@@ -127,7 +132,7 @@ func MeasureBudget(ctx context.Context, d Driver, model string) (Budget, error) 
 
 // Check returns a warning for each limit b exceeds: more than maxTools tools
 // (OpenAI rejects more than MaxNativeTools), and an estimate above maxTokens in
-// text or in native mode. A limit of zero or less is not checked. MeasureBudget
+// text or in native mode. A limit of zero or less is not checked. Measure
 // fills Warnings with Check(MaxNativeTools, WarnPromptTokens); call it with
 // other limits for another provider or model.
 func (b Budget) Check(maxTools, maxTokens int) []string {

@@ -1,4 +1,4 @@
-package mcs_test
+package budget_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/mcs-go/mcs"
+	"github.com/mcs-go/mcs/budget"
 )
 
 // manyTools lists n tools with one parameter each.
@@ -33,7 +34,7 @@ func (m manyTools) ListTools(context.Context) ([]mcs.Tool, error) {
 
 func (manyTools) ExecuteTool(context.Context, string, map[string]any) (any, error) { return "ok", nil }
 
-func TestMeasureBudget(t *testing.T) {
+func TestMeasure(t *testing.T) {
 	ctx := context.Background()
 	native := mcs.WithNativeTools(func(string) bool { return true })
 	tests := []struct {
@@ -51,7 +52,7 @@ func TestMeasureBudget(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			b, err := mcs.MeasureBudget(ctx, tc.d, "gpt-test")
+			b, err := budget.Measure(ctx, tc.d, "gpt-test")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -59,7 +60,7 @@ func TestMeasureBudget(t *testing.T) {
 			if b.Model != "gpt-test" || b.Tools != tc.tools || b.Native != tc.native || b.SystemMessageBytes != len(msg) {
 				t.Errorf("budget %+v", b)
 			}
-			if b.TextTokens != mcs.EstimateTokens(len(msg)) {
+			if b.TextTokens != budget.EstimateTokens(len(msg)) {
 				t.Errorf("TextTokens %d", b.TextTokens)
 			}
 			// The native tools are measured whether or not they are sent.
@@ -81,23 +82,23 @@ func TestMeasureBudget(t *testing.T) {
 			}
 		})
 	}
-	if _, err := mcs.MeasureBudget(ctx, mcs.NewBaseDriver(manyTools{err: errors.New("spec down")}), ""); err == nil || !strings.Contains(err.Error(), "spec down") {
+	if _, err := budget.Measure(ctx, mcs.NewBaseDriver(manyTools{err: errors.New("spec down")}), ""); err == nil || !strings.Contains(err.Error(), "spec down") {
 		t.Errorf("error %v", err)
 	}
 }
 
 func TestEstimateTokens(t *testing.T) {
 	for n, want := range map[int]int{0: 0, -1: 0, 1: 1, 4: 1, 5: 2, 8000: 2000} {
-		if got := mcs.EstimateTokens(n); got != want {
+		if got := budget.EstimateTokens(n); got != want {
 			t.Errorf("EstimateTokens(%d) = %d, want %d", n, got, want)
 		}
 	}
 }
 
-// ExampleMeasureBudget shows what 200 tools cost before a model is asked.
-func ExampleMeasureBudget() {
+// ExampleMeasure shows what 200 tools cost before a model is asked.
+func ExampleMeasure() {
 	d := mcs.NewBaseDriver(manyTools{n: 200}, mcs.WithNativeTools(func(string) bool { return true }))
-	b, err := mcs.MeasureBudget(context.Background(), d, "gpt-4o")
+	b, err := budget.Measure(context.Background(), d, "gpt-4o")
 	if err != nil {
 		fmt.Println(err)
 		return
