@@ -151,7 +151,7 @@ Two pets are sold: Rex and Tom.
 	for _, s := range rec.Ended() {
 		attrs := map[string]string{}
 		for _, kv := range s.Attributes() {
-			attrs[string(kv.Key)] = kv.Value.Emit()
+			attrs[string(kv.Key)] = kv.Value.String()
 		}
 		spans = append(spans, fmt.Sprintf("%s %s round=%s provider=%s in=%s out=%s", s.Name(), s.SpanKind(),
 			attrs["mcs.round"], attrs["gen_ai.provider.name"], attrs["gen_ai.usage.input_tokens"], attrs["gen_ai.usage.output_tokens"]))

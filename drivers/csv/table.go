@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -270,12 +269,3 @@ func (l *latin1Reader) Read(p []byte) (int, error) {
 	return len(out), err
 }
 
-// quoteList quotes each of names as a Go string literal and joins them with ", ",
-// in the given order, for error messages: "a", "b".
-func quoteList(names []string) string {
-	q := make([]string, len(names))
-	for i, n := range names {
-		q[i] = strconv.Quote(n)
-	}
-	return strings.Join(q, ", ")
-}

@@ -91,11 +91,6 @@ func typed[In any](run func(*ToolDriver, context.Context, In) (any, error)) func
 	}
 }
 
-const (
-	pathDesc   = "CSV file path relative to the root, as list_csv_files reports it."
-	columnDesc = "Column name, as in the header."
-)
-
 // The tools' arguments. Each exported field is a parameter (see package tools).
 type (
 	noArgs   struct{}
