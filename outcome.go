@@ -1,6 +1,7 @@
 package mcs
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -178,7 +179,8 @@ var signalKeys = map[Code]struct {
 
 // MarshalJSON returns the JSON object the model reads: the keys of Data, then the
 // mark of the kind, "tool" and "message", encoded as encoding/json encodes a map
-// (keys sorted). The mark is
+// (keys sorted; HTML characters are escaped by json.Marshal around it, as they
+// are in a map, and not by an encoder with SetEscapeHTML(false)). The mark is
 //
 //	CodeDenied     {"permission_denied": true, "tool": ..., "message": ...}
 //	CodeChallenge  {"auth_required": true, "message": ...} (tool and message when set)
@@ -203,7 +205,15 @@ func (s Signal) MarshalJSON() ([]byte, error) {
 	if s.Message != "" || shape.always {
 		m["message"] = s.Message
 	}
-	return json.Marshal(m)
+	// Without HTML escaping, as a map would be: json.Marshal escapes the result
+	// again, and an encoder that does not escape leaves it so.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(m); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
 }
 
 // String returns the JSON of s, the text the model reads; when s cannot be

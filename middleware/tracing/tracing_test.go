@@ -266,7 +266,7 @@ func TestChallengeInsideAuth(t *testing.T) {
 	f := newFixture(t)
 	d := mcs.NewBaseDriver(toolbox{}, mcs.WithMiddleware(auth.New(), f.tracing))
 	res, err := d.ExecuteTool(context.Background(), "login", nil)
-	if err != nil || !auth.IsChallenge(res) {
+	if err != nil || mcs.CodeOf(res, nil) != mcs.CodeChallenge {
 		t.Fatalf("res=%v err=%v", res, err)
 	}
 	s := f.spans.Ended()[0]
