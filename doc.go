@@ -15,5 +15,19 @@
 // [LoadPromptStrategy]); wire formats of model providers are [ExtractionStrategy]
 // values, so a new provider format or prompt dialect needs no fork.
 //
+// # Outcomes and errors
+//
+// [CodeOf] names how a call ended with a [Code] (ok, error, unknown_tool,
+// invalid_arguments, malformed_call, too_many_calls, panic, canceled, timeout,
+// denied, challenge, pending), decided from types only: the [Coder] in an error's
+// tree, the kernel's sentinels ([ErrUnknownTool], [ErrMalformedCall],
+// [ErrTooManyCalls], [ErrArgumentsTooLarge]) and the context errors. The module
+// has one argument error, [*ArgumentsError], and one panic error, [*PanicError].
+// A middleware that stops a call the model should hear about (a denial, an
+// authentication challenge, an approval still pending) returns a [Signal] and no
+// error: the call is a success for the driver, and the model reads the signal's
+// JSON in every history format. The hooks audit, tracing, the MCP server and the
+// command line read outcomes with CodeOf, so they agree.
+//
 // The kernel imports only the standard library and a TOML decoder.
 package mcs
