@@ -18,7 +18,8 @@ const cloneMaxNodes = 1 << 16
 // are copied at every level (up to 100 levels, and at most 65,536 of them, so
 // that a value that contains itself cannot exhaust the stack or make the copy
 // exponential; beyond that values are shared), everything else (strings,
-// numbers, pointers, structs) is shared. nil stays nil. BaseDriver hands each
+// numbers, pointers, other structs) is shared, except that a [Signal] (also
+// through a pointer) is copied with its Data. nil stays nil. BaseDriver hands each
 // chain such a copy, so that what a tool or middleware does to its arguments
 // never changes the CallRecord or the history; middleware that keeps arguments
 // beyond the call (an audit trail, a consent question) uses it too. Safe for
@@ -85,6 +86,16 @@ func (c *cloner) clone(v any, depth int) any {
 			return x
 		}
 		return append(json.RawMessage{}, x...)
+	case Signal:
+		x.Data = c.cloneMap(x.Data, depth+1)
+		return x
+	case *Signal:
+		if x == nil {
+			return x
+		}
+		s := *x
+		s.Data = c.cloneMap(s.Data, depth+1)
+		return &s
 	}
 	rv := reflect.ValueOf(v)
 	switch rv.Kind() {

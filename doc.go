@@ -16,17 +16,19 @@
 // # Writing a tool driver
 //
 // A driver author implements [ToolDriver]: Meta, ListTools and ExecuteTool. Each
-// listed [Tool] passes [Tool.Validate], and its name is unique. ExecuteTool returns [ErrUnknownTool] (wrapped) for a name it does not publish and
-// an *[ArgumentsError] for arguments it cannot use; it honours ctx. A driver whose
+// listed [Tool] passes [Tool.Validate], and its name is unique. ExecuteTool
+// returns [ErrUnknownTool] (wrapped) for a name it does not publish and an
+// *[ArgumentsError] for arguments it cannot use; it honours ctx. A driver whose
 // listing is large or changes implements the listing protocol as well:
 // [ToolLookup] (one name, without listing everything), [ToolDefiner] (one
 // definition), [VersionedTools] (a number that changes with the listing) and
 // [ToolSettler], read through the helpers [HasTool], [ToolDefinition] and
-// [ToolsVersion], which fall back to ListTools. A driver built over others says so
-// with [ToolDriverWrapper]. [NewBaseDriver] turns the ToolDriver into a complete driver: the
-// prompt, the native tools, output processing, streaming and middleware. A driver
-// that adds optional contracts embeds *BaseDriver and derives its Meta with
-// [DeriveCapabilities], so that a type assertion and Meta tell the same truth.
+// [ToolsVersion], which fall back to ListTools. A driver built over others says
+// so with [ToolDriverWrapper]. [NewBaseDriver] turns the ToolDriver into a
+// complete driver: the prompt, the native tools, output processing, streaming and
+// middleware. A driver that adds optional contracts embeds *BaseDriver and derives
+// its Meta with [DeriveCapabilities], so that a type assertion and Meta tell the
+// same truth.
 //
 // # Middleware and CallInfo
 //
@@ -74,9 +76,19 @@
 // not publish ([Response.Foreign]), the history to append, a retry prompt after a
 // failure, and [Response.Unavailable] when the driver could not list its tools.
 // A tool error, a middleware error, malformed arguments ([ErrMalformedCall]), a
-// call over the per-output limit ([ErrTooManyCalls]) or arguments over the size
-// limit ([ErrArgumentsTooLarge]) and a panic (*[PanicError]) become a failed
-// record the model reads, never an error of the caller. Denials, auth
-// challenges and pending approvals are results, not errors: the tool did not run
-// and the model reads why.
+// call over the per-output limit ([ErrTooManyCalls]), arguments over the size
+// limit ([ErrArgumentsTooLarge]) and a panic become a failed record the model
+// reads, never an error of the caller.
+//
+// [CodeOf] names how a call ended with a [Code] (ok, error, unknown_tool,
+// invalid_arguments, malformed_call, too_many_calls, panic, canceled, timeout,
+// denied, challenge, pending), decided from types only: the [Coder] in an error's
+// tree, the kernel's sentinels ([ErrUnknownTool], [ErrMalformedCall],
+// [ErrTooManyCalls], [ErrArgumentsTooLarge]) and the context errors. The module
+// has one argument error, *[ArgumentsError], and one panic error, *[PanicError].
+// A middleware that stops a call the model should hear about (a denial, an
+// authentication challenge, an approval still pending) returns a [Signal] and no
+// error: the tool did not run, and the model reads the signal's JSON in every
+// history format. The hooks audit, tracing, the MCP server and the command line
+// read outcomes with CodeOf, so they agree.
 package mcs

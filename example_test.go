@@ -53,17 +53,19 @@ func ExampleChain() {
 	// sunny in Paris
 }
 
-// A middleware short-circuits by returning without calling next; the result is a
-// success the model can read.
+// A middleware short-circuits by returning without calling next; the result, here
+// an in-band Signal, is a success the model can read.
 func ExampleToolMiddlewareFunc_shortCircuit() {
 	readOnly := mcs.ToolMiddlewareFunc(func(ctx context.Context, name string, args map[string]any, next mcs.CallNext) (any, error) {
-		return map[string]any{"permission_denied": true, "tool": name}, nil
+		return mcs.Signal{Kind: mcs.CodeDenied, Tool: name, Message: "This session is read-only."}, nil
 	})
 	d := mcs.NewBaseDriver(weather{}, mcs.WithMiddleware(readOnly))
 	r := d.ProcessLLMResponse(context.Background(), `{"tool": "get_weather", "arguments": {"city": "Paris"}}`)
-	fmt.Println(r.CallExecuted, r.Calls[0].Result)
+	fmt.Println(r.CallExecuted, mcs.CodeOf(r.Calls[0].Result, r.Calls[0].Err))
+	fmt.Println(r.Calls[0].Result)
 	// Output:
-	// true map[permission_denied:true tool:get_weather]
+	// true denied
+	// {"message":"This session is read-only.","permission_denied":true,"tool":"get_weather"}
 }
 
 // A middleware rewrites the arguments by passing a new map to next.

@@ -4,9 +4,12 @@
 //
 // Every tools/call runs through the driver's ExecuteTool, so the driver's
 // middleware chain (consent, audit, validation, tracing) applies to MCP clients
-// exactly as to a model: a permission denial or an auth challenge is a normal
-// text result the client's model can read, a failed call is a result with
-// isError: true and the error's text, a panic is a failed call.
+// exactly as to a model. The answer follows the call's [mcs.CodeOf], in one
+// table: a permission denial, an auth challenge or a call waiting for approval
+// (an in-band [mcs.Signal]) is a normal result the client's model can read, as
+// the same JSON a model reads; an unknown tool is a JSON-RPC error (invalid
+// params); every other failure (a panic included) is a result with isError: true
+// and the error's text.
 //
 // # Transports
 //
@@ -51,7 +54,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -422,15 +424,52 @@ func (s *Server) handle(name string) mcpsdk.ToolHandler {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 		}
 		result, err := s.execute(ctx, name, args)
-		if err != nil {
-			if errors.Is(err, mcs.ErrUnknownTool) {
-				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q: %v", name, err)}
-			}
-			r := &mcpsdk.CallToolResult{Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: err.Error()}}, IsError: true}
-			return r, nil
-		}
-		return toResult(result), nil
+		return answer(name, result, err)
 	}
+}
+
+// answers is how the server answers a call, by the call's [mcs.CodeOf]: with a
+// JSON-RPC error (rpc set), or with a tool result, marked isError when the call
+// failed. A code not in the table (one a Coder of another package reports) is
+// answered as a failed call when there is an error, as a result otherwise.
+var answers = map[mcs.Code]struct {
+	rpc     int64  // the JSON-RPC error code; 0 for a tool result
+	what    string // the start of the JSON-RPC error's message
+	isError bool
+}{
+	mcs.CodeOK:        {}, // the result
+	mcs.CodeDenied:    {}, // in-band: the model reads the signal's JSON
+	mcs.CodeChallenge: {},
+	mcs.CodePending:   {},
+
+	mcs.CodeUnknownTool: {rpc: jsonrpc.CodeInvalidParams, what: "unknown tool"}, // no tool of the server
+
+	mcs.CodeError:            {isError: true}, // failures the client's model reads and can act on
+	mcs.CodeInvalidArguments: {isError: true},
+	mcs.CodeMalformedCall:    {isError: true},
+	mcs.CodeTooManyCalls:     {isError: true},
+	mcs.CodePanic:            {isError: true},
+	mcs.CodeCanceled:         {isError: true},
+	mcs.CodeTimeout:          {isError: true},
+}
+
+// answer is the MCP answer of a call of name that returned result and err, as
+// the table answers says.
+func answer(name string, result any, err error) (*mcpsdk.CallToolResult, error) {
+	a := answers[mcs.CodeOf(result, err)]
+	switch {
+	case a.rpc != 0:
+		detail := mcs.ResultText(result)
+		if err != nil {
+			detail = err.Error()
+		}
+		return nil, &jsonrpc.Error{Code: a.rpc, Message: fmt.Sprintf("%s %q: %s", a.what, name, detail)}
+	case err != nil:
+		return &mcpsdk.CallToolResult{Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: err.Error()}}, IsError: true}, nil
+	}
+	r := toResult(result)
+	r.IsError = a.isError // a result whose Coder reports a failure
+	return r, nil
 }
 
 // arguments decodes the arguments of a call: absent or null is {}, anything but

@@ -86,8 +86,8 @@ func looksShortened(name string) bool {
 	return true
 }
 
-// toolNamer is an error that names a tool and can be renamed, such as the REST
-// driver's *rest.ArgumentError; it needs no import of the driver.
+// toolNamer is an error of a driver's own type that names a tool and can be
+// renamed (the drivers of this module return *mcs.ArgumentsError instead).
 type toolNamer interface {
 	ToolName() string
 	WithToolName(name string) error

@@ -77,8 +77,8 @@ order = ["auth"]
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, _ := res.(map[string]any)
-	if diff := cmp.Diff(map[string]any{"auth_required": true, "code": "ABCD-1234", "url": "https://example.com/device", "scope": "me"}, withoutMessage(m)); diff != "" {
+	sig, _ := res.(mcs.Signal)
+	if diff := cmp.Diff(mcs.Signal{Kind: mcs.CodeChallenge, Data: map[string]any{"code": "ABCD-1234", "url": "https://example.com/device", "scope": "me"}}, withoutMessage(sig)); diff != "" {
 		t.Errorf("challenge (-want +got):\n%s", diff)
 	}
 	if n := apiCalls.Load(); n != 0 {
@@ -88,14 +88,9 @@ order = ["auth"]
 	// package's and tested there.
 }
 
-func withoutMessage(m map[string]any) map[string]any {
-	out := map[string]any{}
-	for k, v := range m {
-		if k != "message" {
-			out[k] = v
-		}
-	}
-	return out
+func withoutMessage(s mcs.Signal) mcs.Signal {
+	s.Message = ""
+	return s
 }
 
 func TestDeviceCredentialsErrors(t *testing.T) {

@@ -77,7 +77,7 @@ func TestCachedReadOnlyHintDoesNotPassAnOrchestratorPolicy(t *testing.T) {
 		t.Fatalf("the listing does not carry the forged hint, so the test proves nothing: %+v", tools)
 	}
 	r := o.ProcessLLMResponse(ctx, `{"tool": "deletePet", "arguments": {"id": "7"}}`)
-	if len(r.Calls) != 1 || (r.Calls[0].Err == nil && !permission.IsDenied(r.Calls[0].Result)) {
+	if len(r.Calls) != 1 || (r.Calls[0].Err == nil && mcs.CodeOf(r.Calls[0].Result, nil) != mcs.CodeDenied) {
 		t.Fatalf("calls = %+v: want the DELETE refused", r.Calls)
 	}
 	if n := deletes.Load(); n != 0 {

@@ -17,7 +17,6 @@ import (
 
 	"github.com/mcs-go/mcs"
 	"github.com/mcs-go/mcs/drivers/rest"
-	"github.com/mcs-go/mcs/middleware/permission"
 	"github.com/mcs-go/mcs/orchestrator"
 )
 
@@ -336,7 +335,7 @@ deny = ["*add*"]
 		t.Errorf("read_csv_head: %v", res)
 	}
 	res, err = o.ExecuteTool(ctx, "pets__addPet", map[string]any{"name": "Rex"})
-	if err != nil || res.(map[string]any)["permission_denied"] != true {
+	if err != nil || mcs.CodeOf(res, err) != mcs.CodeDenied {
 		t.Errorf("denied call: %v, %v", res, err)
 	}
 	// Not allowed, not denied, ask is off: fails closed.
@@ -382,7 +381,7 @@ func TestBuildAsk(t *testing.T) {
 		t.Error(err)
 	}
 	res, _ := td.ExecuteTool(context.Background(), "describe_csv", map[string]any{"path": "a.csv"})
-	if m, _ := res.(map[string]any); m["permission_denied"] != true {
+	if mcs.CodeOf(res, nil) != mcs.CodeDenied {
 		t.Errorf("denied by the user: %v", res)
 	}
 	if diff := cmp.Diff([]string{"list_csv_files", "describe_csv"}, asked); diff != "" {
@@ -588,7 +587,7 @@ ask = true
 					t.Errorf("%s: %v", name, err)
 					continue
 				}
-				denied := permission.IsDenied(res)
+				denied := mcs.CodeOf(res, nil) == mcs.CodeDenied
 				if want := slices.Contains(tc.asked, name); denied != want {
 					t.Errorf("%s: denied %v, want %v (result %v)", name, denied, want, res)
 				}

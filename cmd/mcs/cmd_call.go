@@ -32,8 +32,8 @@ Arguments are checked against the tool's schema before it runs (the validate
 middleware, on in every stack whose file gives no middleware order); a call
 that breaks it does not run, and each problem is printed on a line of its own.
 
-Exit code 1 when the tool fails, is denied, needs authentication or its
-arguments are invalid (also a key=value pair or an --args object that cannot be
+Exit code 1 when the tool fails, is denied, needs authentication, waits for
+approval or its arguments are invalid (also a key=value pair or an --args object that cannot be
 read).`,
 		Example: `  mcs call pets__findPetsByStatus status=available
   mcs call pets__addPet name=Rex species=dog
@@ -137,8 +137,8 @@ func decodeArgs(text string) (map[string]any, error) {
 }
 
 // runTool executes a tool through the stack, prints the result on stdout and
-// returns an exit-code-1 error when the tool failed, was denied or needs
-// authentication.
+// returns an exit-code-1 error when the tool failed, was denied, needs
+// authentication or waits for approval (told by mcs.CodeOf).
 func (a *app) runTool(ctx context.Context, td mcs.ToolDriver, name string, args map[string]any) error {
 	res, err := td.ExecuteTool(ctx, name, args)
 	if err != nil {
@@ -153,11 +153,13 @@ func (a *app) runTool(ctx context.Context, td mcs.ToolDriver, name string, args 
 		return failed("%s failed: %v", name, err)
 	}
 	fmt.Fprintln(a.stdout, formatResult(res))
-	switch {
-	case permission.IsDenied(res):
+	switch mcs.CodeOf(res, nil) {
+	case mcs.CodeDenied:
 		return failed("%s was denied", name)
-	case isAuthRequired(res):
+	case mcs.CodeChallenge:
 		return failed("%s needs authentication: follow the message above", name)
+	case mcs.CodePending:
+		return failed("%s waits for approval: follow the message above", name)
 	}
 	return nil
 }
@@ -177,9 +179,4 @@ func invalidArguments(name string, problems []string) string {
 		b.WriteString(flat.Replace(p))
 	}
 	return b.String()
-}
-
-func isAuthRequired(res any) bool {
-	m, ok := res.(map[string]any)
-	return ok && m["auth_required"] == true
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcs-go/mcs"
-	"github.com/mcs-go/mcs/middleware/permission"
 )
 
 func init() { addCommand(newProcessCommand) }
@@ -94,7 +93,7 @@ Exit code 1 when a call failed, was denied or names no tool of the stack.`,
 				if rec.Err != nil {
 					cj.Error = rec.Err.Error()
 				}
-				denied = denied || permission.IsDenied(rec.Result)
+				denied = denied || mcs.CodeOf(rec.Result, rec.Err) == mcs.CodeDenied
 				out.Calls = append(out.Calls, cj)
 			}
 			out.Unowned = unowned(data, resp.Calls)

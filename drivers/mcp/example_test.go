@@ -72,7 +72,7 @@ func ExampleNew() {
 	fmt.Println(notes.Healthcheck(ctx).Status)
 	// Output:
 	// added: buy milk
-	// map[message:Execution of 'delete_notes' was denied by policy. permission_denied:true tool:delete_notes]
+	// {"message":"Execution of 'delete_notes' was denied by policy.","permission_denied":true,"tool":"delete_notes"}
 	// OK
 }
 

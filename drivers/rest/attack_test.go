@@ -328,9 +328,9 @@ paths:
 			tool, args = "deepItems", map[string]any{"tenant": args["deep"]}
 		}
 		_, err := td.ExecuteTool(context.Background(), tool, args)
-		var ae *ArgumentError
+		var ae *mcs.ArgumentsError
 		if !errors.As(err, &ae) || !strings.Contains(err.Error(), "the driver's base URL") {
-			t.Errorf("%s: err = %v, want an *ArgumentError about the pinned key", name, err)
+			t.Errorf("%s: err = %v, want an *mcs.ArgumentsError about the pinned key", name, err)
 		}
 	}
 	if n := len(api.requests()); n != 0 {

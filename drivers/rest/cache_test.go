@@ -462,9 +462,9 @@ func TestWarmStartKeepsLoadChecks(t *testing.T) {
 	if _, err := td.ListTools(ctx); err != nil || td.spec.Load().cached == nil {
 		t.Fatalf("not a warm start: %v", err)
 	}
-	var ae *ArgumentError
+	var ae *mcs.ArgumentsError
 	if _, err := td.ExecuteTool(ctx, "listItems", map[string]any{"sig": "forged"}); !errors.As(err, &ae) || !strings.Contains(err.Error(), "base URL") {
-		t.Errorf("pinned key on a warm start: %v, want an *ArgumentError about the base URL", err)
+		t.Errorf("pinned key on a warm start: %v, want an *mcs.ArgumentsError about the base URL", err)
 	}
 	if n := len(api.requests()); n != 0 {
 		t.Errorf("the API received %d requests", n)

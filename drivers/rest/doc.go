@@ -69,8 +69,8 @@
 // address[city]=Berlin, metadata[order]=42, expand[]=tax); multipart fields
 // likewise, objects without a style as JSON parts. Path values take the
 // styles simple, label and matrix, for lists and objects too. Unknown argument
-// names and missing required arguments fail the call with an [*ArgumentError]
-// that lists the valid names; nothing is sent. The scheme, host and port come
+// names and missing required arguments fail the call with an
+// *[mcs.ArgumentsError] whose last entry lists the valid names; nothing is sent. The scheme, host and port come
 // from the configuration or the document, never from arguments, and redirects
 // are followed only to the same host.
 //

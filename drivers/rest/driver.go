@@ -280,7 +280,7 @@ func (d *ToolDriver) HasTool(ctx context.Context, name string) (bool, error) {
 // Arguments go where the document says (path, query, header, cookie, body).
 // An unknown argument name, a missing required argument or a value that is
 // not allowed where it goes (an empty, "." or ".." path value; a header value
-// with a line break) fails with an [*ArgumentError] and nothing is sent. The
+// with a line break) fails with an *[mcs.ArgumentsError] and nothing is sent. The
 // host comes from the configuration or the document, never from arguments.
 //
 // Credentials come from Config.Credentials, asked with the security scheme's
@@ -301,7 +301,7 @@ func (d *ToolDriver) ExecuteTool(ctx context.Context, name string, args map[stri
 	}
 	req, err := op.prepare(args)
 	if err != nil {
-		if ae, ok := err.(*ArgumentError); ok {
+		if ae, ok := err.(*mcs.ArgumentsError); ok {
 			ae.Tool = calledName(ctx, name)
 		}
 		return nil, err

@@ -79,7 +79,7 @@ func ExampleNew() {
 	fmt.Println(resp.CallExecuted, resp.Calls[0].Result)
 	// Output:
 	// true [{"id":1,"name":"Rex"}] (limit=1)
-	// true map[message:Execution of 'deletePet' was denied by policy. permission_denied:true tool:deletePet]
+	// true {"message":"Execution of 'deletePet' was denied by policy.","permission_denied":true,"tool":"deletePet"}
 }
 
 // The tool half alone: tools in document order, and a call that uses the
@@ -115,7 +115,7 @@ func ExampleNewToolDriver() {
 	// listPets: List all pets
 	// deletePet: Delete a pet
 	// deleted /v1/pets/7 as "Bearer [REDACTED]" <nil>
-	// tool "deletePet": unknown argument "id"; missing required argument "petId"; valid arguments: petId (required)
+	// deletePet: invalid arguments: unknown argument "id"; missing required argument "petId"; valid arguments: petId (required)
 }
 
 // A document that declares no security scheme, as GitHub's does not: AuthScheme

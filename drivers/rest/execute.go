@@ -23,71 +23,6 @@ const maxErrorBody = 500
 // Deprecated: use mcs.ErrUnknownTool.
 var ErrUnknownTool = mcs.ErrUnknownTool
 
-// ArgumentError reports a call whose arguments cannot be sent: an unknown
-// name, a missing required argument or a value that is not allowed where the
-// spec puts it. Nothing was sent. The message lists the tool's argument names
-// so that the model can correct the call.
-type ArgumentError struct {
-	// Tool is the tool called.
-	Tool string
-	// Problem says what is wrong, naming the arguments concerned.
-	Problem string
-	// Valid lists the tool's argument names, in order.
-	Valid []string
-	// Required lists the names of the required arguments, in order.
-	Required []string
-}
-
-// As lets errors.As find the kernel's *mcs.ArgumentsError in an
-// *ArgumentError: a copy with Tool and with Problems made of the problems and a
-// last entry that lists the valid arguments, so that code written against the
-// kernel type (tracing, validation reports) treats REST argument errors alike.
-func (e *ArgumentError) As(target any) bool {
-	t, ok := target.(**mcs.ArgumentsError)
-	if !ok {
-		return false
-	}
-	problems := strings.Split(e.Problem, "; ")
-	if rest := e.Error(); strings.Contains(rest, "; valid arguments: ") {
-		problems = append(problems, rest[strings.LastIndex(rest, "valid arguments: "):])
-	}
-	*t = &mcs.ArgumentsError{Tool: e.Tool, Problems: problems}
-	return true
-}
-
-// ToolName returns the tool the error names.
-func (e *ArgumentError) ToolName() string { return e.Tool }
-
-// WithToolName returns a copy of the error that names the tool name: an
-// orchestrator that exposes the tool under another name (github__issues_get)
-// renames the errors it passes on, so that the model reads the name it used.
-func (e *ArgumentError) WithToolName(name string) error {
-	c := *e
-	c.Tool = name
-	return &c
-}
-
-// Error returns `tool "<name>": <problem>; valid arguments: a (required), b`.
-func (e *ArgumentError) Error() string {
-	var sb strings.Builder
-	fmt.Fprintf(&sb, "tool %q: %s; ", e.Tool, e.Problem)
-	if len(e.Valid) == 0 {
-		sb.WriteString("the tool takes no arguments")
-		return sb.String()
-	}
-	sb.WriteString("valid arguments: ")
-	for i, name := range e.Valid {
-		if i > 0 {
-			sb.WriteString(", ")
-		}
-		sb.WriteString(name)
-		if slices.Contains(e.Required, name) {
-			sb.WriteString(" (required)")
-		}
-	}
-	return sb.String()
-}
-
 // StatusError is the error of a call the server answered with a status outside
 // 2xx (a redirect to another host is refused before it gets here). Its message
 // is "<status> <reason>: <first 500 bytes of the body>".
@@ -279,7 +214,7 @@ func (op *operation) checkNames(args map[string]any) error {
 		problems = append(problems, plural(len(missing), "missing required argument ", "missing required arguments ")+strings.Join(missing, ", "))
 	}
 	if len(problems) > 0 {
-		return op.argError("%s", strings.Join(problems, "; "))
+		return op.argProblems(problems...)
 	}
 	return nil
 }
@@ -291,15 +226,37 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-func (op *operation) argError(format string, args ...any) *ArgumentError {
-	e := &ArgumentError{Tool: op.tool.Name, Problem: fmt.Sprintf(format, args...)}
-	for _, a := range op.args {
-		e.Valid = append(e.Valid, a.name)
+// argError is the error of a call whose arguments cannot be sent: an
+// *mcs.ArgumentsError with the problem (an unknown name, a missing required
+// argument, a value that is not allowed where the spec puts it) and, last, the
+// tool's argument names, so that the model can correct the call. Nothing was sent.
+func (op *operation) argError(format string, args ...any) *mcs.ArgumentsError {
+	return op.argProblems(fmt.Sprintf(format, args...))
+}
+
+// argProblems is argError with several problems.
+func (op *operation) argProblems(problems ...string) *mcs.ArgumentsError {
+	return &mcs.ArgumentsError{Tool: op.tool.Name, Problems: append(problems, op.validArguments())}
+}
+
+// validArguments lists the tool's argument names, in order, the required ones
+// marked: "valid arguments: a (required), b", or "the tool takes no arguments".
+func (op *operation) validArguments() string {
+	if len(op.args) == 0 {
+		return "the tool takes no arguments"
+	}
+	var sb strings.Builder
+	sb.WriteString("valid arguments: ")
+	for i, a := range op.args {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		sb.WriteString(a.name)
 		if a.required {
-			e.Required = append(e.Required, a.name)
+			sb.WriteString(" (required)")
 		}
 	}
-	return e
+	return sb.String()
 }
 
 // expandPath fills the path template, each value percent-encoded as one

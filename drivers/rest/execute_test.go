@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcs-go/mcs"
 )
 
 // petstoreAPI serves the petstore spec with a relative server URL (/v1) and
@@ -274,13 +276,13 @@ func TestArgumentErrors(t *testing.T) {
 			name: "unknown name",
 			tool: "createPet",
 			args: map[string]any{"name": "Rex", "colour": "red"},
-			want: `tool "createPet": unknown argument "colour"; valid arguments: name (required), tag`,
+			want: `createPet: invalid arguments: unknown argument "colour"; valid arguments: name (required), tag`,
 		},
 		{
 			name: "missing and unknown",
 			tool: "deletePet",
 			args: map[string]any{"id": "1", "x": 1.0},
-			want: `tool "deletePet": unknown arguments "id", "x"; missing required arguments "X-Request-ID", "petId"; valid arguments: X-Request-ID (required), petId (required)`,
+			want: `deletePet: invalid arguments: unknown arguments "id", "x"; missing required arguments "X-Request-ID", "petId"; valid arguments: X-Request-ID (required), petId (required)`,
 		},
 		{
 			name: "required given as null",
@@ -292,7 +294,7 @@ func TestArgumentErrors(t *testing.T) {
 			name: "no arguments expected",
 			tool: "get_store_inventory",
 			args: map[string]any{"all": true},
-			want: `tool "get_store_inventory": unknown argument "all"; the tool takes no arguments`,
+			want: `get_store_inventory: invalid arguments: unknown argument "all"; the tool takes no arguments`,
 		},
 		{
 			name: "object in a path",
@@ -317,9 +319,12 @@ func TestArgumentErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			api, td := petstoreAPI(t, Config{}, nil)
 			_, err := td.ExecuteTool(context.Background(), tc.tool, tc.args)
-			var ae *ArgumentError
-			if !errors.As(err, &ae) {
-				t.Fatalf("error = %v, want an *ArgumentError", err)
+			var ae *mcs.ArgumentsError
+			if !errors.As(err, &ae) || ae.Tool != tc.tool || len(ae.Problems) < 2 || mcs.CodeOf(nil, err) != mcs.CodeInvalidArguments {
+				t.Fatalf("error = %#v, want an *mcs.ArgumentsError naming %s, its problems and what the tool takes", err, tc.tool)
+			}
+			if last := ae.Problems[len(ae.Problems)-1]; !strings.HasPrefix(last, "valid arguments: ") && last != "the tool takes no arguments" {
+				t.Errorf("last problem %q, want the tool's valid arguments", last)
 			}
 			if part, ok := strings.CutPrefix(tc.want, "~"); ok {
 				if !strings.Contains(err.Error(), part) {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/mcs-go/mcs"
 )
 
 // hostileValues are arguments a model might write to escape the base path,
@@ -77,9 +79,9 @@ func TestHostileArguments(t *testing.T) {
 		_, err := td.ExecuteTool(ctx, "showPetById", map[string]any{"petId": v})
 		switch v {
 		case "", ".", "..":
-			var ae *ArgumentError
+			var ae *mcs.ArgumentsError
 			if !errors.As(err, &ae) {
-				t.Errorf("path %q: error = %v, want an *ArgumentError", short, err)
+				t.Errorf("path %q: error = %v, want an *mcs.ArgumentsError", short, err)
 			}
 		default:
 			if err != nil {
@@ -114,9 +116,9 @@ func TestHostileArguments(t *testing.T) {
 		// Header: CR, LF and NUL refused, anything else sent as one value.
 		_, err = td.ExecuteTool(ctx, "deletePet", map[string]any{"petId": "1", "X-Request-ID": v})
 		if strings.ContainsAny(v, "\r\n\x00") {
-			var ae *ArgumentError
+			var ae *mcs.ArgumentsError
 			if !errors.As(err, &ae) {
-				t.Errorf("header %q: error = %v, want an *ArgumentError", short, err)
+				t.Errorf("header %q: error = %v, want an *mcs.ArgumentsError", short, err)
 			}
 		} else if err != nil {
 			t.Errorf("header %q: %v", short, err)
@@ -124,8 +126,8 @@ func TestHostileArguments(t *testing.T) {
 
 		// Cookie: refused unless it is a valid cookie value.
 		_, err = td.ExecuteTool(ctx, "showPetById", map[string]any{"petId": "1", "session": v})
-		if err != nil && !errors.As(err, new(*ArgumentError)) {
-			t.Errorf("cookie %q: error = %v, want success or an *ArgumentError", short, err)
+		if err != nil && !errors.As(err, new(*mcs.ArgumentsError)) {
+			t.Errorf("cookie %q: error = %v, want success or an *mcs.ArgumentsError", short, err)
 		}
 
 		for _, r := range api.requests()[before:] {

@@ -253,7 +253,7 @@ func TestLongNamesNested(t *testing.T) {
 	}
 	// An error names the tool as the model called it.
 	resp := o.ProcessLLMResponse(ctx, fmt.Sprintf(`{"tool": %q, "arguments": {"bogus": 1}}`, tools[0].Name))
-	if !resp.CallFailed || !strings.Contains(resp.Calls[0].Err.Error(), `tool "`+tools[0].Name+`"`) {
+	if !resp.CallFailed || !strings.HasPrefix(resp.Calls[0].Err.Error(), tools[0].Name+": invalid arguments") {
 		t.Errorf("error %v, want it to name %s", resp.Calls[0].Err, tools[0].Name)
 	}
 }

@@ -104,8 +104,8 @@ func run(ctx context.Context, out io.Writer) error {
 	// tell the user.
 	consent := mcs.ToolMiddlewareFunc(func(ctx context.Context, name string, args map[string]any, next mcs.CallNext) (any, error) {
 		if strings.HasPrefix(name, "delete_") {
-			return map[string]any{"permission_denied": true, "tool": name,
-				"message": "User denied execution of '" + name + "'."}, nil
+			return mcs.Signal{Kind: mcs.CodeDenied, Tool: name,
+				Message: "User denied execution of '" + name + "'."}, nil
 		}
 		return next(ctx, name, args)
 	})

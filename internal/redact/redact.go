@@ -148,8 +148,8 @@ func (r *Redactor) Sensitive(key string) bool {
 }
 
 // Value returns a copy of v with secrets redacted and long strings cut. Maps with
-// string keys become map[string]any and slices []any; raw JSON is decoded first;
-// other byte slices are replaced by their length ("[12 bytes]"). Nesting deeper
+// string keys become map[string]any and slices []any; raw JSON, and the JSON of a
+// json.Marshaler, is decoded first; other byte slices are replaced by their length ("[12 bytes]"). Nesting deeper
 // than clone.MaxDepth becomes "[too deep]".
 func (r *Redactor) Value(v any) any { return r.value(v, 0, nil) }
 
@@ -210,6 +210,12 @@ func (r *Redactor) value(v any, depth int, known *[]string) any {
 		return fmt.Sprintf("[%d bytes]", len(x))
 	case json.Number, bool, float64, int:
 		return v
+	case json.Marshaler: // such as an mcs.Signal: redacted as the JSON it is read as
+		b, err := json.Marshal(x) // a nil pointer is null, not a panic
+		if err != nil {
+			return v
+		}
+		return r.value(json.RawMessage(b), depth, known)
 	}
 	rv := reflect.ValueOf(v)
 	switch rv.Kind() {

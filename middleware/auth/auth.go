@@ -5,9 +5,10 @@
 // A driver that needs a credential asks its [CredentialProvider]. When none is
 // available the provider returns a *[Challenge] (for example "open this URL and
 // enter this code"); the driver lets it travel up unchanged, and the [Middleware]
-// installed on the driver turns it into a result the model can show the user:
+// installed on the driver turns it into a result the model can show the user, an
+// [mcs.Signal] of kind [mcs.CodeChallenge] that the model reads as
 //
-//	{"auth_required": true, "message": "...", "url": "...", "code": "...", "scope": "github"}
+//	{"auth_required": true, "code": "...", "message": "...", "scope": "github", "url": "..."}
 //
 // The providers:
 //
@@ -89,29 +90,38 @@ func (c *Challenge) Error() string {
 	return "authentication required"
 }
 
-// Result returns the in-band result of the challenge, a new map on each call:
-// {"auth_required": true, "message", "url", "code", "scope"} with empty fields left
-// out. A nil *Challenge gives {"auth_required": true}.
-func (c *Challenge) Result() map[string]any {
-	out := make(map[string]any, 5)
-	out["auth_required"] = true
+// Result returns the in-band result of the challenge: an [mcs.Signal] of kind
+// [mcs.CodeChallenge] with the message, and the url, code and scope as Data, each
+// left out when empty, a new one on each call. The model reads it as
+// {"auth_required": true, "code", "message", "scope", "url"}. A nil *Challenge
+// gives {"auth_required": true}.
+func (c *Challenge) Result() mcs.Signal {
+	s := mcs.Signal{Kind: mcs.CodeChallenge}
 	if c == nil {
-		return out
+		return s
 	}
-	if c.Message != "" {
-		out["message"] = c.Message
+	s.Message = c.Message
+	for _, kv := range [...][2]string{{"url", c.URL}, {"code", c.Code}, {"scope", c.Scope}} {
+		if kv[1] != "" {
+			if s.Data == nil {
+				s.Data = make(map[string]any, 3)
+			}
+			s.Data[kv[0]] = kv[1]
+		}
 	}
-	if c.URL != "" {
-		out["url"] = c.URL
-	}
-	if c.Code != "" {
-		out["code"] = c.Code
-	}
-	if c.Scope != "" {
-		out["scope"] = c.Scope
-	}
-	return out
+	return s
 }
+
+// Unwrap returns an error whose [mcs.Coder] reports [mcs.CodeChallenge], so that
+// mcs.CodeOf tells a challenge, also wrapped, from other errors. (A Code method of
+// its own is not possible: Code is the user's code.)
+func (c *Challenge) Unwrap() error { return challengeCode{} }
+
+// challengeCode marks a *Challenge for [mcs.CodeOf].
+type challengeCode struct{}
+
+func (challengeCode) Error() string  { return "authentication required" }
+func (challengeCode) Code() mcs.Code { return mcs.CodeChallenge }
 
 // CredentialProvider supplies credentials to drivers. scope is the MCS scope, a key
 // such as "github" (for the REST driver, the name of the security scheme).

@@ -2,6 +2,7 @@ package auth_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -37,21 +38,29 @@ func TestChallengeResult(t *testing.T) {
 	tests := []struct {
 		name string
 		ch   *auth.Challenge
-		want map[string]any
+		want string // the JSON the model reads
 	}{
 		{
 			"all fields",
 			&auth.Challenge{Message: "m", URL: "https://example.com/device", Code: "ABCD-EFGH", Scope: "github"},
-			map[string]any{"auth_required": true, "message": "m", "url": "https://example.com/device", "code": "ABCD-EFGH", "scope": "github"},
+			`{"auth_required":true,"code":"ABCD-EFGH","message":"m","scope":"github","url":"https://example.com/device"}`,
 		},
-		{"empty fields left out", &auth.Challenge{Message: "m", Scope: "s"}, map[string]any{"auth_required": true, "message": "m", "scope": "s"}},
-		{"zero", &auth.Challenge{}, map[string]any{"auth_required": true}},
-		{"nil", nil, map[string]any{"auth_required": true}},
+		{"empty fields left out", &auth.Challenge{Message: "m", Scope: "s"}, `{"auth_required":true,"message":"m","scope":"s"}`},
+		{"zero", &auth.Challenge{}, `{"auth_required":true}`},
+		{"nil", nil, `{"auth_required":true}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, tt.ch.Result()); diff != "" {
-				t.Errorf("Result() mismatch (-want +got):\n%s", diff)
+			res := tt.ch.Result()
+			if res.Kind != mcs.CodeChallenge || mcs.CodeOf(res, nil) != mcs.CodeChallenge {
+				t.Errorf("Result().Kind = %q, want %q", res.Kind, mcs.CodeChallenge)
+			}
+			got, err := json.Marshal(res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tt.want {
+				t.Errorf("Result() as JSON = %s, want %s", got, tt.want)
 			}
 		})
 	}
@@ -75,7 +84,7 @@ func TestMiddleware(t *testing.T) {
 		{"challenge", nil, ch, chResult, nil},
 		{"wrapped challenge", nil, fmt.Errorf("tool x: %w", fmt.Errorf("token: %w", ch)), chResult, nil},
 		{"joined challenge", nil, errors.Join(errOther, ch), chResult, nil},
-		{"nil challenge in chain", nil, fmt.Errorf("x: %w", (*auth.Challenge)(nil)), map[string]any{"auth_required": true}, nil},
+		{"nil challenge in chain", nil, fmt.Errorf("x: %w", (*auth.Challenge)(nil)), mcs.Signal{Kind: mcs.CodeChallenge}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -869,7 +869,7 @@ func TestDeviceFlowThroughDriver(t *testing.T) {
 	}
 
 	resp := call()
-	if res, ok := resp.Calls[0].Result.(map[string]any); !ok || res["auth_required"] != true || res["code"] != "CODE-1" || res["scope"] != "github" {
+	if res, ok := resp.Calls[0].Result.(mcs.Signal); !ok || res.Kind != mcs.CodeChallenge || res.Data["code"] != "CODE-1" || res.Data["scope"] != "github" {
 		t.Errorf("first call: result %v, error %v; want the in-band challenge", resp.Calls[0].Result, resp.Calls[0].Err)
 	}
 	if !resp.CallExecuted || resp.CallFailed {

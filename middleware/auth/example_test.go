@@ -127,9 +127,9 @@ func ExampleNewDeviceFlowProvider() {
 
 	for range 2 {
 		resp := driver.ProcessLLMResponse(context.Background(), `{"tool":"list_repos","arguments":{}}`)
-		res := resp.Calls[0].Result.(map[string]any)
-		fmt.Println(res["code"], res["url"], res["scope"])
-		fmt.Println(strings.Contains(res["message"].(string), "enter the code WDJB-MJHT"))
+		res := resp.Calls[0].Result.(mcs.Signal)
+		fmt.Println(res.Data["code"], res.Data["url"], res.Data["scope"])
+		fmt.Println(strings.Contains(res.Message, "enter the code WDJB-MJHT"))
 	}
 	// Output:
 	// WDJB-MJHT https://auth.example.com/device github

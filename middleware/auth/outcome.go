@@ -1,13 +1,20 @@
 package auth
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/mcs-go/mcs"
+)
 
 // IsChallenge reports whether v is an authentication challenge, in either of the
 // forms it takes on its way up a middleware chain: the in-band result the
-// [Middleware] makes of it (a map[string]any with "auth_required": true, as
-// [Challenge.Result] builds it), or an error that holds a *[Challenge] (what a
-// middleware placed inside the auth middleware sees). Observers such as tracing
-// and audit trails use it to count challenges without reading text.
+// [Middleware] makes of it (an [mcs.Signal] of kind [mcs.CodeChallenge], as
+// [Challenge.Result] builds it, or a map[string]any with "auth_required": true, as
+// this package built it before), or an error that holds a *[Challenge] (what a
+// middleware placed inside the auth middleware sees).
+//
+// Deprecated: use mcs.CodeOf(result, err) == mcs.CodeChallenge, which tells both
+// forms from the call's result and error.
 func IsChallenge(v any) bool {
 	switch x := v.(type) {
 	case map[string]any:
@@ -18,5 +25,5 @@ func IsChallenge(v any) bool {
 		_, ok := errors.AsType[*Challenge](x)
 		return ok
 	}
-	return false
+	return mcs.CodeOf(v, nil) == mcs.CodeChallenge
 }

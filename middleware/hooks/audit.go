@@ -14,24 +14,27 @@ import (
 
 	"github.com/mcs-go/mcs"
 	"github.com/mcs-go/mcs/internal/redact"
-	"github.com/mcs-go/mcs/middleware/auth"
-	"github.com/mcs-go/mcs/middleware/permission"
 )
 
-// Outcomes of a call as the audit trails record them.
+// Outcomes of a call as the audit trails record them: the call's [mcs.CodeOf] when
+// it is a success for the driver (ok, or an in-band [mcs.Signal]), "error" for
+// every failure.
 const (
 	// OutcomeOK is a call that succeeded.
 	OutcomeOK = "ok"
 	// OutcomeError is a call that failed with an error.
 	OutcomeError = "error"
-	// OutcomeDenied is a call whose result is an in-band permission denial, as
-	// [permission.IsDenied] recognises it; the tool did not run.
+	// OutcomeDenied is a call whose result is an in-band permission denial
+	// ([mcs.CodeDenied]); the tool did not run.
 	OutcomeDenied = "denied"
-	// OutcomeChallenge is a call that met an authentication challenge, as
-	// [auth.IsChallenge] recognises it: the in-band result the auth middleware
-	// makes of it, or, for hooks installed inside the auth middleware, the
-	// *auth.Challenge error itself.
+	// OutcomeChallenge is a call that met an authentication challenge
+	// ([mcs.CodeChallenge]): the in-band result the auth middleware makes of it,
+	// or, for hooks installed inside the auth middleware, the *auth.Challenge
+	// error itself.
 	OutcomeChallenge = "challenge"
+	// OutcomePending is a call whose result says it waits for a person's
+	// approval ([mcs.CodePending]); the tool has not run yet.
+	OutcomePending = "pending"
 )
 
 // Redacted replaces the value of a sensitive argument in audit records.
@@ -127,22 +130,15 @@ func (c *auditConfig) record(ctx context.Context, name string, args map[string]a
 	return r
 }
 
-// outcome classifies a finished call by its result and error, with the
-// recognisers of the middleware that make the in-band results, never from text.
-// A challenge is recognised in both of its forms: a hook outside the auth
-// middleware sees the in-band result, one inside it sees the error.
+// outcome classifies a finished call by its result and error with [mcs.CodeOf],
+// never from text. A challenge is recognised in both of its forms: a hook outside
+// the auth middleware sees the in-band result, one inside it sees the error.
 func outcome(result any, err error) string {
-	switch {
-	case err != nil && auth.IsChallenge(err):
-		return OutcomeChallenge
-	case err != nil:
-		return OutcomeError
-	case permission.IsDenied(result):
-		return OutcomeDenied
-	case auth.IsChallenge(result):
-		return OutcomeChallenge
+	switch c := mcs.CodeOf(result, err); c {
+	case mcs.CodeOK, mcs.CodeDenied, mcs.CodeChallenge, mcs.CodePending:
+		return string(c)
 	}
-	return OutcomeOK
+	return OutcomeError
 }
 
 // SlogAudit returns hooks that log one record per call to logger (nil means
@@ -152,12 +148,12 @@ func outcome(result any, err error) string {
 // call id; each left out when empty); args (a group of the redacted arguments,
 // keys sorted, long strings cut; an empty group is left out by the handlers of
 // log/slog); duration (measured from [CallStart]); outcome ([OutcomeOK],
-// [OutcomeError], [OutcomeDenied] or [OutcomeChallenge]) and, for a failed call
-// (a challenge that reaches the hooks as an error included), error, redacted and
-// cut like the arguments (the secrets of the call's own arguments are removed from
-// it too, for upstream errors that echo the request). Successful calls log at
-// [slog.LevelInfo], denied, challenged and failed calls at [slog.LevelWarn].
-// Results are not logged.
+// [OutcomeError], [OutcomeDenied], [OutcomeChallenge] or [OutcomePending]) and,
+// for a failed call (a challenge that reaches the hooks as an error included),
+// error, redacted and cut like the arguments (the secrets of the call's own
+// arguments are removed from it too, for upstream errors that echo the request).
+// Successful calls log at [slog.LevelInfo], denied, challenged, pending and failed
+// calls at [slog.LevelWarn]. Results are not logged.
 //
 // Install the Set with [WithSet] or [Middleware.AddSet]. It is safe for concurrent
 // use; logger must be too, as every logger of log/slog is.
@@ -227,8 +223,9 @@ func groupAttrs(m map[string]any) []slog.Attr {
 // per call and line, with the fields time (start of the call, RFC 3339), tool,
 // driver, label and call_id (from the call's [mcs.CallInfo]; left out when
 // empty), args (redacted, long strings cut), duration_ms, outcome ([OutcomeOK],
-// [OutcomeError], [OutcomeDenied] or [OutcomeChallenge]) and, for a failed call,
-// error (redacted and cut like the arguments). Results are not recorded.
+// [OutcomeError], [OutcomeDenied], [OutcomeChallenge] or [OutcomePending]) and,
+// for a failed call, error (redacted and cut like the arguments). Results are not
+// recorded.
 //
 // Install its hooks with [AuditFile.Hooks]. Hooks cannot report errors, so a
 // failed write is kept and reported by [AuditFile.Err] and [AuditFile.Close]. Each

@@ -44,7 +44,7 @@ func (d *fakeDriver) ExecuteTool(ctx context.Context, name string, args map[stri
 	case "fail":
 		return nil, errFailed
 	case "deny":
-		return map[string]any{"permission_denied": true, "tool": name, "message": "User denied execution of 'deny'."}, nil
+		return mcs.Signal{Kind: mcs.CodeDenied, Tool: name, Message: "User denied execution of 'deny'."}, nil
 	}
 	return nil, fmt.Errorf("unknown tool %q", name)
 }

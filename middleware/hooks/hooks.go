@@ -39,7 +39,6 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -76,13 +75,17 @@ type PostHook func(ctx context.Context, name string, args map[string]any, result
 
 // FailureHook observes a call that failed with err, which is the error the caller
 // gets. args is the hook's own deep copy of the arguments as the call received
-// them; the hook may keep it. When the rest of the chain panicked, err wraps
-// [ErrPanicked] and the panic continues after the failure hooks ran.
+// them; the hook may keep it. When the rest of the chain (a later middleware or
+// the tool) panicked, err holds an *[mcs.PanicError] with the panic's value and
+// stack, and the panic continues with its value after the failure hooks ran, to
+// the driver, which reports it the same way.
 type FailureHook func(ctx context.Context, name string, args map[string]any, err error)
 
 // ErrPanicked is wrapped by the error failure hooks receive when the rest of the
-// chain (a later middleware or the tool) panicked. The panic itself is not
-// recovered by the hooks middleware: it continues to the driver, which reports it.
+// chain panicked, as is the *mcs.PanicError that says more.
+//
+// Deprecated: use errors.As with *mcs.PanicError, or mcs.CodeOf(nil, err) ==
+// mcs.CodePanic.
 var ErrPanicked = errors.New("tool call panicked")
 
 // Set is a group of hooks added and removed together, such as the pre, post and
@@ -302,9 +305,19 @@ func (m *Middleware) OnExecuteTool(ctx context.Context, name string, args map[st
 	returned := false
 	if st.lastFailure >= 0 {
 		defer func() {
-			if !returned { // next panicked or called runtime.Goexit
-				m.failure(hctx, st, name, snapshot, &panicError{tool: name})
+			if returned {
+				return
 			}
+			// next panicked or called runtime.Goexit. A panic is recovered only
+			// to read its value, and goes on with that value once the failure
+			// hooks ran; the frames of the panic are still on the stack then.
+			v := recover()
+			if v == nil {
+				m.failure(hctx, st, name, snapshot, panicked{&mcs.PanicError{Tool: name, Value: "runtime.Goexit"}})
+				return
+			}
+			m.failure(hctx, st, name, snapshot, panicked{&mcs.PanicError{Tool: name, Value: v, Stack: debug.Stack()}})
+			panic(v)
 		}()
 	}
 	res, err := next(ctx, name, args)
@@ -349,11 +362,8 @@ func (m *Middleware) reportPanic(ctx context.Context, name string, v any, stack 
 		slog.String("tool", name), slog.Any("panic", v), slog.String("stack", string(stack)))
 }
 
-// panicError is the error failure hooks receive when the rest of the chain panicked.
-type panicError struct{ tool string }
+// panicked is the error failure hooks receive when the rest of the chain
+// panicked: the *mcs.PanicError, which still matches the deprecated ErrPanicked.
+type panicked struct{ *mcs.PanicError }
 
-func (e *panicError) Error() string {
-	return "tool call " + strconv.Quote(e.tool) + " panicked"
-}
-
-func (e *panicError) Unwrap() error { return ErrPanicked }
+func (e panicked) Unwrap() []error { return []error{e.PanicError, ErrPanicked} }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -375,9 +376,18 @@ func TestToolPanicRunsFailureHooksAndContinues(t *testing.T) {
 	var pe *mcs.PanicError
 	if !errors.As(err, &pe) || pe.Value != "tool exploded" {
 		t.Errorf("driver error = %v, want the tool's panic as *mcs.PanicError", err)
+	} else if !strings.Contains(string(pe.Stack), "TestToolPanicRunsFailureHooksAndContinues.func") {
+		// The hooks recover the panic only to read it and panic again: the
+		// driver's stack still shows where the tool panicked.
+		t.Errorf("the driver's stack lost the tool's frames:\n%s", pe.Stack)
 	}
-	if !errors.Is(got, hooks.ErrPanicked) || got.Error() != `tool call "read_file" panicked` {
-		t.Errorf("failure hook got %v, want an error wrapping ErrPanicked", got)
+	var hpe *mcs.PanicError
+	if !errors.As(got, &hpe) || hpe.Tool != "read_file" || hpe.Value != "tool exploded" || len(hpe.Stack) == 0 ||
+		got.Error() != `tool "read_file" panicked: tool exploded` || mcs.CodeOf(nil, got) != mcs.CodePanic {
+		t.Errorf("failure hook got %v, want the tool's panic as *mcs.PanicError", got)
+	}
+	if !errors.Is(got, hooks.ErrPanicked) {
+		t.Errorf("failure hook got %v, want it to match the deprecated ErrPanicked for one release", got)
 	}
 
 	// Without a driver around it the panic continues unchanged.

@@ -87,6 +87,22 @@ func TestAuditOutcomes(t *testing.T) {
 			want: outcomeOf{Level: "INFO", Outcome: hooks.OutcomeOK},
 		},
 		{
+			name:  "pending approval",
+			chain: func(a mcs.ToolMiddleware, tool mcs.CallNext) mcs.CallNext { return mcs.Chain(tool, a) },
+			tool: func() (any, error) {
+				return mcs.Signal{Kind: mcs.CodePending, Tool: "t", Message: "asked", Data: map[string]any{"id": "a1"}}, nil
+			},
+			want: outcomeOf{Level: "WARN", Outcome: hooks.OutcomePending},
+		},
+		{
+			name: "a panic reaches the failure hooks as a panic",
+			chain: func(a mcs.ToolMiddleware, tool mcs.CallNext) mcs.CallNext {
+				return mcs.NewBaseDriver(panicky{tool}, mcs.WithMiddleware(a)).ExecuteTool
+			},
+			tool: func() (any, error) { panic("boom") },
+			want: outcomeOf{Level: "WARN", Outcome: hooks.OutcomeError, Error: `tool "t" panicked: boom`},
+		},
+		{
 			name:  "a denial the tool itself returns",
 			chain: func(a mcs.ToolMiddleware, tool mcs.CallNext) mcs.CallNext { return mcs.Chain(tool, a) },
 			tool:  func() (any, error) { return permission.Denied("t", "no"), nil },
@@ -130,6 +146,17 @@ func TestAuditOutcomes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// panicky is a tool driver whose one tool is tool.
+type panicky struct{ tool mcs.CallNext }
+
+func (panicky) Meta() mcs.Meta { return mcs.Meta{ID: "test/panicky", Name: "panicky", Version: "1"} }
+func (panicky) ListTools(context.Context) ([]mcs.Tool, error) {
+	return []mcs.Tool{{Name: "t", Description: "d"}}, nil
+}
+func (p panicky) ExecuteTool(ctx context.Context, name string, args map[string]any) (any, error) {
+	return p.tool(ctx, name, args)
 }
 
 func str(v any) string {

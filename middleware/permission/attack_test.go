@@ -33,7 +33,7 @@ func decide(t *testing.T, d mcs.ToolDriver, name string) string {
 	res, err := d.ExecuteTool(context.Background(), name, map[string]any{})
 	var ce *permission.ConsentError
 	switch {
-	case err == nil && permission.IsDenied(res):
+	case err == nil && mcs.CodeOf(res, nil) == mcs.CodeDenied:
 		return "denied"
 	case errors.As(err, &ce):
 		return "asked"

@@ -27,7 +27,7 @@ func TestPolicyHoldsForCallsFromOutside(t *testing.T) {
 
 	// The orchestrator's ExecuteTool, as another orchestrator or a client calls it.
 	res, err := orch.ExecuteTool(ctx, "delete_file", map[string]any{"path": "a.txt"})
-	if err != nil || !permission.IsDenied(res) {
+	if err != nil || mcs.CodeOf(res, nil) != mcs.CodeDenied {
 		t.Errorf("ExecuteTool(delete_file) = %v, %v; want the denial result", res, err)
 	}
 	_, err = orch.ExecuteTool(ctx, "write_file", map[string]any{"path": "a.txt"})
@@ -46,7 +46,7 @@ func TestPolicyHoldsForCallsFromOutside(t *testing.T) {
 	if resp.Calls[0].Err != nil || resp.Calls[0].Result != "read_file a.txt: done" {
 		t.Errorf("read_file = %v, %v; want it executed", resp.Calls[0].Result, resp.Calls[0].Err)
 	}
-	if resp.Calls[1].Err != nil || !permission.IsDenied(resp.Calls[1].Result) {
+	if resp.Calls[1].Err != nil || mcs.CodeOf(resp.Calls[1].Result, nil) != mcs.CodeDenied {
 		t.Errorf("delete_file = %v, %v; want the denial result", resp.Calls[1].Result, resp.Calls[1].Err)
 	}
 	if !errors.As(resp.Calls[2].Err, &ce) {

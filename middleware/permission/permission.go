@@ -6,11 +6,12 @@
 // "label__tool" for the tools of the driver registered under label; first match
 // wins; see [Rule]). A tool that a Deny rule denies whatever the call is left out
 // of the driver's listings, and so never offered to the model. A call that no
-// rule matches goes to the consent handler, a [ConsentFunc] such as the terminal prompt [Prompt]. When the call is
-// denied, by a rule or by the user, the tool does not run and the call returns the
-// in-band result
+// rule matches goes to the consent handler, a [ConsentFunc] such as the terminal
+// prompt [Prompt]. When the call is denied, by a rule or by the user, the tool
+// does not run and the call returns the in-band result [Denied], an [mcs.Signal] of
+// kind [mcs.CodeDenied] that the model reads as
 //
-//	{"permission_denied": true, "tool": "<name>", "message": "User denied execution of '<name>'."}
+//	{"message": "User denied execution of '<name>'.", "permission_denied": true, "tool": "<name>"}
 //
 // which is a success for the driver, so that the model can tell the user. When no
 // decision can be had (no handler, a handler error, no answer within the timeout,
@@ -417,6 +418,11 @@ func errText(err error) string {
 // Unwrap returns e.Err.
 func (e *ConsentError) Unwrap() error { return e.Err }
 
+// ErrorType returns "consent", the low-cardinality error type that tracing
+// records for every ConsentError whatever it wraps. (Its [mcs.CodeOf] is that of
+// what it wraps: CodeTimeout, CodeCanceled or CodeError.)
+func (e *ConsentError) ErrorType() string { return "consent" }
+
 // DeniedMessage is the message of the in-band result of a call the user denied.
 func DeniedMessage(name string) string {
 	return "User denied execution of '" + name + "'."
@@ -428,16 +434,23 @@ func PolicyDeniedMessage(name string) string {
 	return "Execution of '" + name + "' was denied by policy."
 }
 
-// Denied returns the in-band result of a call that was denied with message:
-// {"permission_denied": true, "tool": name, "message": message}.
-func Denied(name, message string) map[string]any {
-	return map[string]any{"permission_denied": true, "tool": name, "message": message}
+// Denied returns the in-band result of a call that was denied with message: an
+// [mcs.Signal] of kind [mcs.CodeDenied], whose JSON, the text the model reads, is
+// {"message": message, "permission_denied": true, "tool": name}.
+func Denied(name, message string) mcs.Signal {
+	return mcs.Signal{Kind: mcs.CodeDenied, Tool: name, Message: message}
 }
 
-// IsDenied reports whether result is an in-band denial result.
+// IsDenied reports whether result is an in-band denial result: a result
+// [mcs.CodeOf] reports as [mcs.CodeDenied], or a map[string]any with
+// "permission_denied": true, as this package built them before.
+//
+// Deprecated: use mcs.CodeOf(result, nil) == mcs.CodeDenied.
 func IsDenied(result any) bool {
-	m, ok := result.(map[string]any)
-	return ok && m["permission_denied"] == true
+	if m, ok := result.(map[string]any); ok {
+		return m["permission_denied"] == true
+	}
+	return mcs.CodeOf(result, nil) == mcs.CodeDenied
 }
 
 // Option configures a [Middleware] built by [New].

@@ -2,6 +2,7 @@ package permission_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
@@ -38,11 +39,11 @@ func run(ctx context.Context, m mcs.ToolMiddleware, name string, args map[string
 }
 
 func TestDecisions(t *testing.T) {
-	userDenied := func(name string) map[string]any {
-		return map[string]any{"permission_denied": true, "tool": name, "message": "User denied execution of '" + name + "'."}
+	userDenied := func(name string) mcs.Signal {
+		return mcs.Signal{Kind: mcs.CodeDenied, Tool: name, Message: "User denied execution of '" + name + "'."}
 	}
-	policyDenied := func(name string) map[string]any {
-		return map[string]any{"permission_denied": true, "tool": name, "message": "Execution of '" + name + "' was denied by policy."}
+	policyDenied := func(name string) mcs.Signal {
+		return mcs.Signal{Kind: mcs.CodeDenied, Tool: name, Message: "Execution of '" + name + "' was denied by policy."}
 	}
 	tests := []struct {
 		name       string
@@ -379,15 +380,22 @@ func TestConsentErrorMessages(t *testing.T) {
 }
 
 func TestDeniedHelpers(t *testing.T) {
-	want := map[string]any{"permission_denied": true, "tool": "t", "message": "User denied execution of 't'."}
-	if diff := cmp.Diff(want, permission.Denied("t", permission.DeniedMessage("t"))); diff != "" {
+	want := mcs.Signal{Kind: mcs.CodeDenied, Tool: "t", Message: "User denied execution of 't'."}
+	denied := permission.Denied("t", permission.DeniedMessage("t"))
+	if diff := cmp.Diff(want, denied); diff != "" {
 		t.Errorf("Denied (-want +got):\n%s", diff)
+	}
+	if b, err := json.Marshal(denied); err != nil || string(b) != `{"message":"User denied execution of 't'.","permission_denied":true,"tool":"t"}` {
+		t.Errorf("Denied as JSON = %s, %v; want the JSON the model has always read", b, err)
 	}
 	for _, tt := range []struct {
 		v    any
 		want bool
 	}{
 		{want, true},
+		{&want, true},
+		{map[string]any{"permission_denied": true, "tool": "t", "message": "m"}, true}, // the shape before Signal
+		{mcs.Signal{Kind: mcs.CodeChallenge}, false},
 		{map[string]any{"permission_denied": false}, false},
 		{map[string]any{"permission_denied": "true"}, false},
 		{"permission_denied", false},

@@ -266,7 +266,7 @@ func TestAttackDeniedToolIsListed(t *testing.T) {
 		t.Errorf("a call of the hidden tool = %s, want denied", got)
 	}
 	resp := d.ProcessLLMResponse(context.Background(), `{"tool": "delete_file", "arguments": {"path": "a"}}`)
-	if len(resp.Calls) != 1 || !permission.IsDenied(resp.Calls[0].Result) {
+	if len(resp.Calls) != 1 || mcs.CodeOf(resp.Calls[0].Result, nil) != mcs.CodeDenied {
 		t.Errorf("a reply calling the hidden tool: %+v", resp)
 	}
 	if len(td.Calls()) != 0 {

@@ -11,15 +11,16 @@
 //	gen_ai.tool.description the tool's description (cut to 1 KiB)
 //	mcs.driver.id           the meta id of the driver whose chain runs
 //	mcs.driver.label        its orchestrator label, when routed by one
-//	mcs.outcome             ok | error | denied | challenge
+//	mcs.outcome             ok | error | denied | challenge | pending
 //	error.type              on a failed call, with the span status Error (its
 //	                        description is the error text, secrets removed as the
 //	                        hooks audit removes them, cut to 1 KiB)
 //
-// A permission denial or an auth challenge is a successful call (the model reads
-// it as the result), so its span has no error status; mcs.outcome says "denied"
-// or "challenge" so that operators can count them. They are recognised with
-// [permission.IsDenied] and [auth.IsChallenge], never from text.
+// A permission denial, an auth challenge or a call waiting for approval is a
+// successful call (the model reads it as the result, an [mcs.Signal]), so its
+// span has no error status; mcs.outcome says "denied", "challenge" or "pending"
+// so that operators can count them. Outcomes are told by [mcs.CodeOf], never from
+// text.
 //
 // Arguments and results are recorded only with [WithContent], as
 // gen_ai.tool.call.arguments and gen_ai.tool.call.result (JSON), with secrets
@@ -56,8 +57,6 @@ import (
 	"github.com/mcs-go/mcs"
 	"github.com/mcs-go/mcs/internal/redact"
 	"github.com/mcs-go/mcs/internal/textcut"
-	"github.com/mcs-go/mcs/middleware/auth"
-	"github.com/mcs-go/mcs/middleware/permission"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -76,7 +75,7 @@ const MetricDuration = "mcs.tool.call.duration"
 // Attributes of this module (the others are the GenAI semantic conventions).
 const (
 	// AttrOutcome is how the call ended: [OutcomeOK], [OutcomeError],
-	// [OutcomeDenied] or [OutcomeChallenge].
+	// [OutcomeDenied], [OutcomeChallenge] or [OutcomePending].
 	AttrOutcome = attribute.Key("mcs.outcome")
 	// AttrDriverID is the meta id of the driver whose chain ran the call.
 	AttrDriverID = attribute.Key("mcs.driver.id")
@@ -84,12 +83,14 @@ const (
 	AttrDriverLabel = attribute.Key("mcs.driver.label")
 )
 
-// Values of [AttrOutcome].
+// Values of [AttrOutcome]: the call's [mcs.CodeOf] when it is a success for the
+// driver, "error" for every failure (error.type then says which).
 const (
 	OutcomeOK        = "ok"        // the tool ran and returned a result
 	OutcomeError     = "error"     // the call failed
 	OutcomeDenied    = "denied"    // an in-band permission denial; the tool did not run
 	OutcomeChallenge = "challenge" // an auth challenge the user must act on
+	OutcomePending   = "pending"   // the call waits for a person's approval
 )
 
 // DefaultContentLimit is the default bound, in bytes, of each content attribute.
@@ -297,25 +298,16 @@ func (m *Middleware) observe(ctx context.Context, span trace.Span, recording, me
 	panicked := true
 	defer func() {
 		var outcome, errType string
-		switch {
-		case panicked:
-			outcome, errType = OutcomeError, "panic"
-		case err != nil && auth.IsChallenge(err):
-			outcome = OutcomeChallenge
-		case err != nil:
-			outcome, errType = OutcomeError, ErrorType(err)
-		case permission.IsDenied(res):
-			outcome = OutcomeDenied
-		case auth.IsChallenge(res):
-			outcome = OutcomeChallenge
-		default:
-			outcome = OutcomeOK
+		if panicked {
+			outcome, errType = OutcomeError, string(mcs.CodePanic)
+		} else {
+			outcome, errType = classify(res, err)
 		}
 		if recording {
 			span.SetAttributes(AttrOutcome.String(outcome))
 			if errType != "" {
 				span.SetAttributes(semconv.ErrorTypeKey.String(errType))
-				msg := "panic"
+				msg := errType // a panic, or a result that reports a failure
 				if err != nil {
 					if known == nil {
 						_, known = m.status.Args(args)
@@ -394,11 +386,28 @@ func (m *Middleware) encode(v any) string {
 	return m.redact.Cut(string(data))
 }
 
+// classify returns the outcome of a call that returned res and err, and its
+// error.type when it failed. A challenge is a challenge in both of its forms: the
+// in-band result outside the auth middleware, the error inside it.
+func classify(res any, err error) (outcome, errType string) {
+	switch c := mcs.CodeOf(res, err); c {
+	case mcs.CodeOK, mcs.CodeDenied, mcs.CodeChallenge, mcs.CodePending:
+		return string(c), ""
+	default:
+		if err == nil { // a result that reports a failure code of its own
+			return OutcomeError, string(c)
+		}
+		return OutcomeError, ErrorType(err)
+	}
+}
+
 // ErrorType returns the low-cardinality error.type of a failed call: the value of
-// an ErrorType() string method anywhere in err's tree; "unknown_tool",
-// "invalid_arguments", "panic", "consent", "timeout" or "canceled" for the errors
-// of this module and of context; otherwise the Go type of err, as
-// semconv.ErrorType gives it.
+// an ErrorType() string method anywhere in err's tree (such as "consent" for a
+// permission.ConsentError and "invalid_schema" for a validate.SchemaError); else
+// err's [mcs.CodeOf] ("unknown_tool", "invalid_arguments", "malformed_call",
+// "too_many_calls", "panic", "timeout", "canceled", "challenge", ...), except that
+// for [mcs.CodeError], the code of every other error, it is the Go type of err,
+// as semconv.ErrorType gives it.
 func ErrorType(err error) string {
 	if err == nil {
 		return ""
@@ -409,24 +418,8 @@ func ErrorType(err error) string {
 			return s
 		}
 	}
-	switch {
-	case errors.Is(err, mcs.ErrUnknownTool):
-		return "unknown_tool"
-	case isType[*mcs.ArgumentsError](err):
-		return "invalid_arguments"
-	case isType[*mcs.PanicError](err):
-		return "panic"
-	case isType[*permission.ConsentError](err):
-		return "consent"
-	case errors.Is(err, context.DeadlineExceeded):
-		return "timeout"
-	case errors.Is(err, context.Canceled):
-		return "canceled"
+	if c := mcs.CodeOf(nil, err); c != mcs.CodeError {
+		return string(c)
 	}
 	return semconv.ErrorType(err).Value.AsString()
-}
-
-func isType[T error](err error) bool {
-	_, ok := errors.AsType[T](err)
-	return ok
 }

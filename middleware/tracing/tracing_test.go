@@ -261,12 +261,48 @@ func TestCustomRedactKeys(t *testing.T) {
 	}
 }
 
+// Outcomes are told by mcs.CodeOf: a pending approval is a success with the
+// outcome "pending"; a result whose Coder reports a failure is an error.
+func TestOutcomesByCode(t *testing.T) {
+	for _, tt := range []struct {
+		name          string
+		result        any
+		outcome, kind string
+		status        codes.Code
+	}{
+		{"pending", mcs.Signal{Kind: mcs.CodePending, Tool: "echo", Message: "asked", Data: map[string]any{"id": "a1"}}, "pending", "", codes.Unset},
+		{"denied", &mcs.Signal{Kind: mcs.CodeDenied, Tool: "echo", Message: "no"}, "denied", "", codes.Unset},
+		{"a look-alike map", map[string]any{"permission_denied": true}, "ok", "", codes.Unset},
+		{"a failing result", failingResult{}, "error", "too_many_calls", codes.Error},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			answer := mcs.ToolMiddlewareFunc(func(context.Context, string, map[string]any, mcs.CallNext) (any, error) {
+				return tt.result, nil
+			})
+			d := mcs.NewBaseDriver(toolbox{}, mcs.WithMiddleware(f.tracing, answer))
+			if _, err := d.ExecuteTool(context.Background(), "echo", nil); err != nil {
+				t.Fatal(err)
+			}
+			s := f.spans.Ended()[0]
+			if a := attrs(s); a["mcs.outcome"] != tt.outcome || a["error.type"] != tt.kind || s.Status().Code != tt.status {
+				t.Errorf("attributes %v status %v; want outcome %q, error.type %q, status %v", a, s.Status(), tt.outcome, tt.kind, tt.status)
+			}
+		})
+	}
+}
+
+// failingResult is a result that reports a failure code of its own.
+type failingResult struct{}
+
+func (failingResult) Code() mcs.Code { return mcs.CodeTooManyCalls }
+
 func TestChallengeInsideAuth(t *testing.T) {
 	// tracing inside auth sees the *auth.Challenge error: still a challenge, not an error
 	f := newFixture(t)
 	d := mcs.NewBaseDriver(toolbox{}, mcs.WithMiddleware(auth.New(), f.tracing))
 	res, err := d.ExecuteTool(context.Background(), "login", nil)
-	if err != nil || !auth.IsChallenge(res) {
+	if err != nil || mcs.CodeOf(res, nil) != mcs.CodeChallenge {
 		t.Fatalf("res=%v err=%v", res, err)
 	}
 	s := f.spans.Ended()[0]
