@@ -268,4 +268,3 @@ func (l *latin1Reader) Read(p []byte) (int, error) {
 	}
 	return len(out), err
 }
-
