@@ -91,7 +91,7 @@ func newFixture(t *testing.T, opts ...tracing.Option) *fixture {
 func attrs(s sdktrace.ReadOnlySpan) map[string]string {
 	out := map[string]string{}
 	for _, kv := range s.Attributes() {
-		out[string(kv.Key)] = kv.Value.Emit()
+		out[string(kv.Key)] = kv.Value.String()
 	}
 	return out
 }
@@ -197,12 +197,12 @@ func TestMetrics(t *testing.T) {
 				tool, _ := dp.Attributes.Value("gen_ai.tool.name")
 				outcome, _ := dp.Attributes.Value("mcs.outcome")
 				et, _ := dp.Attributes.Value("error.type")
-				key := tool.Emit() + "/" + outcome.Emit()
-				if et.Emit() != "" {
-					key += "/" + et.Emit()
+				key := tool.String() + "/" + outcome.String()
+				if et.String() != "" {
+					key += "/" + et.String()
 				}
-				if op, _ := dp.Attributes.Value("gen_ai.operation.name"); op.Emit() != "execute_tool" {
-					t.Errorf("operation %q", op.Emit())
+				if op, _ := dp.Attributes.Value("gen_ai.operation.name"); op.String() != "execute_tool" {
+					t.Errorf("operation %q", op.String())
 				}
 				got[key] += dp.Count
 			}
