@@ -314,7 +314,8 @@ func checkFilter(f Filter) error {
 
 // Open opens the store a URL names:
 //
-//   - "sqlite:PATH" (also "sqlite://PATH"): [OpenSQLite] on PATH;
+//   - "sqlite:PATH" (also "sqlite://PATH"): [OpenSQLite] on PATH, relative to
+//     the working directory unless absolute;
 //   - "postgres://..." or "postgresql://...": [OpenPostgres] with the URL as DSN;
 //   - "memory:": [NewMemoryStore].
 //
