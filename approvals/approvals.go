@@ -135,11 +135,12 @@ var (
 type Option func(*options)
 
 type options struct {
-	now func() time.Time
+	now  func() time.Time
+	busy time.Duration // SQLite's busy timeout
 }
 
 func newOptions(opts []Option) options {
-	o := options{now: time.Now}
+	o := options{now: time.Now, busy: sqliteBusyTimeout}
 	for _, opt := range opts {
 		opt(&o)
 	}

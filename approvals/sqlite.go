@@ -74,9 +74,10 @@ func OpenSQLite(path string, opts ...Option) (Store, error) {
 	if err := createPrivate(abs); err != nil {
 		return nil, err
 	}
+	o := newOptions(opts)
 	q := url.Values{}
 	q.Set("_txlock", "immediate")
-	q.Set("_busy_timeout", fmt.Sprint(sqliteBusyTimeout.Milliseconds()))
+	q.Set("_busy_timeout", fmt.Sprint(o.busy.Milliseconds()))
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(FULL)")
 	dsn := (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs), RawQuery: q.Encode()}).String()
@@ -84,7 +85,7 @@ func OpenSQLite(path string, opts ...Option) (Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("approvals: open sqlite %s: %w", abs, err)
 	}
-	s := &sqliteStore{opts: newOptions(opts), db: db, path: abs}
+	s := &sqliteStore{opts: o, db: db, path: abs}
 	if err := s.migrate(); err != nil {
 		db.Close()
 		return nil, err
@@ -143,7 +144,16 @@ func (s *sqliteStore) wrapOpen(err error) error {
 	if strings.Contains(err.Error(), "not a database") || strings.Contains(err.Error(), "SQLITE_NOTADB") {
 		return fmt.Errorf("approvals: open sqlite %s: the file is not an SQLite database (give another path, or move the file away): %w", s.path, err)
 	}
-	return fmt.Errorf("approvals: open sqlite %s: %w", s.path, err)
+	return s.wrap("open sqlite "+s.path, err)
+}
+
+// wrap wraps a database error of op, explaining a lock that outlasted the busy
+// timeout.
+func (s *sqliteStore) wrap(op string, err error) error {
+	if strings.Contains(err.Error(), "database is locked") || strings.Contains(err.Error(), "SQLITE_BUSY") {
+		return fmt.Errorf("approvals: %s: the database %s stayed locked by another connection for over %s (a long transaction in another process?); try again: %w", op, s.path, s.opts.busy, err)
+	}
+	return fmt.Errorf("approvals: %s: %w", op, err)
 }
 
 func micros(t time.Time) int64 { return t.UnixMicro() }
@@ -175,7 +185,7 @@ func (s *sqliteStore) Create(ctx context.Context, r Request) (Request, error) {
 	_, err = s.db.ExecContext(ctx, `INSERT INTO mcs_approvals (id, label, tool, arguments, fingerprint, created, expires, state) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)`,
 		r.ID, r.Label, r.Tool, string(args), r.Fingerprint, micros(r.Created), micros(r.Expires), string(Pending))
 	if err != nil {
-		return Request{}, fmt.Errorf("approvals: create: %w", err)
+		return Request{}, s.wrap("create", err)
 	}
 	return r, nil
 }
@@ -186,7 +196,7 @@ func (s *sqliteStore) Get(ctx context.Context, id string) (Request, error) {
 		return Request{}, fmt.Errorf("approvals: get %q: %w", id, ErrNotFound)
 	}
 	if err != nil {
-		return Request{}, fmt.Errorf("approvals: get %q: %w", id, err)
+		return Request{}, s.wrap(fmt.Sprintf("get %q", id), err)
 	}
 	return rec.request(s.opts.clock())
 }
@@ -203,14 +213,14 @@ func (s *sqliteStore) List(ctx context.Context, f Filter) ([]Request, error) {
 	}
 	rows, err := s.db.QueryContext(ctx, query, args...)
 	if err != nil {
-		return nil, fmt.Errorf("approvals: list: %w", err)
+		return nil, s.wrap("list", err)
 	}
 	defer rows.Close()
 	var out []Request
 	for rows.Next() {
 		rec, err := scanSQLite(rows)
 		if err != nil {
-			return nil, fmt.Errorf("approvals: list: %w", err)
+			return nil, s.wrap("list", err)
 		}
 		r, err := rec.request(now)
 		if err != nil {
@@ -219,7 +229,7 @@ func (s *sqliteStore) List(ctx context.Context, f Filter) ([]Request, error) {
 		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("approvals: list: %w", err)
+		return nil, s.wrap("list", err)
 	}
 	return out, nil
 }
@@ -259,7 +269,7 @@ func (s *sqliteStore) Decide(ctx context.Context, id string, d Decision) (Reques
 	now := s.opts.clock()
 	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE: the write lock first
 	if err != nil {
-		return Request{}, fmt.Errorf("approvals: decide %q: %w", id, err)
+		return Request{}, s.wrap(fmt.Sprintf("decide %q", id), err)
 	}
 	defer tx.Rollback()
 	rec, err := scanSQLite(tx.QueryRowContext(ctx, `SELECT `+sqliteColumns+` FROM mcs_approvals WHERE id = ?1`, id))
@@ -267,7 +277,7 @@ func (s *sqliteStore) Decide(ctx context.Context, id string, d Decision) (Reques
 		return Request{}, fmt.Errorf("approvals: decide %q: %w", id, ErrNotFound)
 	}
 	if err != nil {
-		return Request{}, fmt.Errorf("approvals: decide %q: %w", id, err)
+		return Request{}, s.wrap(fmt.Sprintf("decide %q", id), err)
 	}
 	r, err := rec.request(now)
 	if err != nil {
@@ -287,18 +297,15 @@ func (s *sqliteStore) Decide(ctx context.Context, id string, d Decision) (Reques
 	res, err := tx.ExecContext(ctx, `UPDATE mcs_approvals SET state = ?1, decided = 1, approve = ?2, decided_by = ?3, decided_reason = ?4, decided_at = ?5 WHERE id = ?6 AND state = 'pending'`,
 		string(state), d.Approve, d.By, d.Reason, micros(d.At), id)
 	if err != nil {
-		return Request{}, fmt.Errorf("approvals: decide %q: %w", id, err)
+		return Request{}, s.wrap(fmt.Sprintf("decide %q", id), err)
 	}
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
 		return Request{}, fmt.Errorf("approvals: decide %q: the request changed while it was decided (%d rows, %v)", id, n, err)
 	}
 	if err := tx.Commit(); err != nil {
-		return Request{}, fmt.Errorf("approvals: decide %q: %w", id, err)
+		return Request{}, s.wrap(fmt.Sprintf("decide %q", id), err)
 	}
 	r.State, r.Decision = state, &d
-	if !now.Before(r.Expires) {
-		r.State = Expired
-	}
 	return r, nil
 }
 
@@ -309,7 +316,7 @@ func (s *sqliteStore) Claim(ctx context.Context, fingerprint string) (Request, b
 	now := s.opts.clock()
 	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE: the write lock first
 	if err != nil {
-		return Request{}, false, fmt.Errorf("approvals: claim: %w", err)
+		return Request{}, false, s.wrap("claim", err)
 	}
 	defer tx.Rollback()
 	rec, err := scanSQLite(tx.QueryRowContext(ctx, `UPDATE mcs_approvals SET state = 'used'
@@ -320,14 +327,14 @@ func (s *sqliteStore) Claim(ctx context.Context, fingerprint string) (Request, b
 		return Request{}, false, nil
 	}
 	if err != nil {
-		return Request{}, false, fmt.Errorf("approvals: claim: %w", err)
+		return Request{}, false, s.wrap("claim", err)
 	}
 	r, err := rec.request(now)
 	if err != nil {
 		return Request{}, false, err // rolled back: a corrupt request is not used up
 	}
 	if err := tx.Commit(); err != nil {
-		return Request{}, false, fmt.Errorf("approvals: claim %q: %w", r.ID, err)
+		return Request{}, false, s.wrap(fmt.Sprintf("claim %q", r.ID), err)
 	}
 	return r, true, nil
 }

@@ -378,3 +378,48 @@ func TestCorruptRows(t *testing.T) {
 		})
 	}
 }
+
+// A write lock held past the busy timeout is an error that says so, and the
+// store works again once the lock is gone.
+func TestSQLiteLocked(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "approvals.db")
+	s, err := approvals.OpenSQLite(path, approvals.WithBusyTimeout(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	r := mustCreate(t, s, request("weather", nil, time.Now(), time.Hour))
+
+	other, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	conn, err := other.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `BEGIN IMMEDIATE`); err != nil {
+		t.Fatal(err)
+	}
+	for op, err := range map[string]error{
+		"Create": func() error { _, err := s.Create(ctx, request("weather", nil, time.Now(), time.Hour)); return err }(),
+		"Decide": func() error { _, err := s.Decide(ctx, r.ID, approvals.Decision{Approve: true}); return err }(),
+		"Claim":  func() error { _, _, err := s.Claim(ctx, r.Fingerprint); return err }(),
+	} {
+		if err == nil || !strings.Contains(err.Error(), "stayed locked") || !strings.Contains(err.Error(), "try again") {
+			t.Errorf("%s under another process's lock = %v; want an error saying the database stayed locked", op, err)
+		}
+	}
+	if got, err := s.Get(ctx, r.ID); err != nil || got.State != approvals.Pending {
+		t.Errorf("Get under the lock = %v, %v; want the pending request (readers are not blocked)", got.State, err)
+	}
+	if _, err := conn.ExecContext(ctx, `ROLLBACK`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Decide(ctx, r.ID, approvals.Decision{Approve: true}); err != nil {
+		t.Errorf("Decide after the lock is gone: %v", err)
+	}
+}
