@@ -423,3 +423,26 @@ func TestSQLiteLocked(t *testing.T) {
 		t.Errorf("Decide after the lock is gone: %v", err)
 	}
 }
+
+// A path with characters that mean something in a URI names that very file.
+func TestSQLiteOddPath(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "odd name ?x=1#frag%20.db")
+	s, err := approvals.OpenSQLite(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	mustCreate(t, s, request("weather", nil, time.Now(), time.Hour))
+	entries, err := os.ReadDir(filepath.Dir(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	base := filepath.Base(path)
+	if diff := cmp.Diff([]string{base, base + "-shm", base + "-wal"}, names); diff != "" {
+		t.Errorf("files in the directory (-want +got):\n%s", diff)
+	}
+}
