@@ -110,7 +110,9 @@ type Store interface {
 	// Claim moves the newest approved, unexpired request with that fingerprint
 	// to Used and returns it with true; when there is none it returns false and
 	// no error. Of any number of concurrent claims, also from other processes,
-	// exactly one receives a given request.
+	// exactly one receives a given request. A claim that loses such a race may
+	// report none even when an older approval with the same fingerprint remains
+	// (PostgreSQL); the next claim finds it.
 	Claim(ctx context.Context, fingerprint string) (Request, bool, error)
 	// Close releases the store's database connections; the store must not be
 	// used afterwards. Closing the memory store forgets nothing (it keeps its
