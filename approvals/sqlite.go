@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -78,7 +79,6 @@ func OpenSQLite(path string, opts ...Option) (Store, error) {
 	q := url.Values{}
 	q.Set("_txlock", "immediate")
 	q.Set("_busy_timeout", fmt.Sprint(o.busy.Milliseconds()))
-	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(FULL)")
 	dsn := (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs), RawQuery: q.Encode()}).String()
 	db, err := sql.Open("sqlite", dsn)
@@ -86,6 +86,10 @@ func OpenSQLite(path string, opts ...Option) (Store, error) {
 		return nil, fmt.Errorf("approvals: open sqlite %s: %w", abs, err)
 	}
 	s := &sqliteStore{opts: o, db: db, path: abs}
+	if err := s.useWAL(); err != nil {
+		db.Close()
+		return nil, err
+	}
 	if err := s.migrate(); err != nil {
 		db.Close()
 		return nil, err
@@ -107,6 +111,44 @@ func createPrivate(path string) error {
 		return fmt.Errorf("approvals: open sqlite %s: %w", path, err)
 	}
 	return nil
+}
+
+// useWAL puts the database in WAL mode, which the file keeps for every later
+// connection. Switching a new file needs its exclusive lock, and two connections
+// that both hold the shared lock while waiting for it would wait for each other
+// until the busy timeout ran out; so the switch does not wait for the lock
+// (busy_timeout 0): it fails at once, releasing what it held, and is tried again
+// after a short random pause, for at most the busy timeout.
+func (s *sqliteStore) useWAL() error {
+	ctx := context.Background()
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return s.wrapOpen(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `PRAGMA busy_timeout = 0`); err != nil {
+		return s.wrapOpen(err)
+	}
+	defer conn.ExecContext(ctx, fmt.Sprintf(`PRAGMA busy_timeout = %d`, s.opts.busy.Milliseconds()))
+	deadline := time.Now().Add(s.opts.busy)
+	for {
+		var mode string
+		err := conn.QueryRowContext(ctx, `PRAGMA journal_mode = WAL`).Scan(&mode)
+		switch {
+		case err == nil && strings.EqualFold(mode, "wal"):
+			return nil
+		case err == nil:
+			return fmt.Errorf("approvals: open sqlite %s: the database stays in journal mode %q, not WAL (is it on a file system without shared memory?)", s.path, mode)
+		case !isBusy(err) || time.Now().After(deadline):
+			return s.wrapOpen(err)
+		}
+		time.Sleep(time.Duration(1+rand.IntN(20)) * time.Millisecond)
+	}
+}
+
+// isBusy reports whether err is SQLite's "database is locked".
+func isBusy(err error) bool {
+	return strings.Contains(err.Error(), "database is locked") || strings.Contains(err.Error(), "SQLITE_BUSY")
 }
 
 // migrate creates the schema when the database has none, in one transaction,
@@ -150,7 +192,7 @@ func (s *sqliteStore) wrapOpen(err error) error {
 // wrap wraps a database error of op, explaining a lock that outlasted the busy
 // timeout.
 func (s *sqliteStore) wrap(op string, err error) error {
-	if strings.Contains(err.Error(), "database is locked") || strings.Contains(err.Error(), "SQLITE_BUSY") {
+	if isBusy(err) {
 		return fmt.Errorf("approvals: %s: the database %s stayed locked by another connection for over %s (a long transaction in another process?); try again: %w", op, s.path, s.opts.busy, err)
 	}
 	return fmt.Errorf("approvals: %s: %w", op, err)
