@@ -129,6 +129,11 @@ func NewOutput(response any) Output {
 	return replyFromBytes([]byte(in.text))
 }
 
+// NewReply is the former name of [NewOutput].
+//
+// Deprecated: use NewOutput.
+func NewReply(response any) Output { return NewOutput(response) }
+
 func replyFromBytes(b []byte) Output {
 	t := bytes.TrimSpace(b)
 	if len(t) > 0 && t[0] == '{' {
