@@ -177,5 +177,5 @@ func ExampleSupportsConsent() {
 	// Output:
 	// declares consent: true
 	// asked about delete_file
-	// map[message:User denied execution of 'delete_file'. permission_denied:true tool:delete_file] <nil>
+	// {"message":"User denied execution of 'delete_file'.","permission_denied":true,"tool":"delete_file"} <nil>
 }

@@ -43,12 +43,14 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/mcs-go/mcs"
+	"github.com/mcs-go/mcs/approvals"
 	"github.com/mcs-go/mcs/internal/clone"
 )
 
@@ -373,6 +375,13 @@ const (
 	// ReasonInvalidRule: a rule tried before any rule matched the tool name has a
 	// malformed pattern.
 	ReasonInvalidRule Reason = "invalid_rule"
+	// ReasonApprovalStore: with [WithApprovals], the approval store failed (a
+	// database that is down or locked, a corrupt row), so the call could neither
+	// wait for nor use an approval.
+	ReasonApprovalStore Reason = "approval_store"
+	// ReasonNotApproved: the call was made as the run of an approved request
+	// ([approvals.ContextWithRun]) and found no approval of it to claim.
+	ReasonNotApproved Reason = "not_approved"
 )
 
 // ConsentError is the error of a call that did not run because no consent decision
@@ -404,6 +413,10 @@ func (e *ConsentError) Error() string {
 		return prefix + "the call ended while waiting for consent: " + errText(e.Err)
 	case ReasonInvalidRule:
 		return prefix + "invalid permission rule: " + errText(e.Err)
+	case ReasonApprovalStore:
+		return prefix + "the approval store failed, and a call that needs an approval never runs without one (check that the store's database is reachable and try again): " + errText(e.Err)
+	case ReasonNotApproved:
+		return prefix + "nothing to run: " + errText(e.Err)
 	}
 	return prefix + "no consent decision: " + errText(e.Err)
 }
@@ -461,6 +474,8 @@ type config struct {
 	rules   []Rule
 	exact   bool
 	timeout time.Duration
+	store   approvals.Store // nil: no approvals
+	ttl     time.Duration
 }
 
 // WithTimeout bounds the wait for a consent decision to d; a decision that does not
@@ -504,6 +519,8 @@ type Middleware struct {
 	config
 	compiled []compiledRule
 	consent  atomic.Pointer[ConsentFunc]
+	locks    [approvalLocks]sync.Mutex // serialise identical calls with approvals
+	clock    func() time.Time          // nil: time.Now
 }
 
 var (
@@ -563,6 +580,9 @@ func (m *Middleware) OnExecuteTool(ctx context.Context, name string, args map[st
 			}
 			return Denied(name, PolicyDeniedMessage(name)), nil
 		}
+	}
+	if m.store != nil {
+		return m.queue(ctx, name, args, next)
 	}
 	f := m.consent.Load()
 	if f == nil {
