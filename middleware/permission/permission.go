@@ -25,6 +25,28 @@
 // calls an orchestrator makes through ExecuteTool, a consent policy configured on a
 // driver holds wherever the driver is used.
 //
+// # Approvals
+//
+// A consent handler blocks the call until someone answers, on the same machine.
+// With [WithApprovals] a call no rule decides waits instead, durably, in an
+// [approvals.Store] (memory, SQLite or PostgreSQL): the tool does not run, a
+// pending request is stored, and the model reads the in-band result [Pending],
+// an [mcs.Signal] of kind [mcs.CodePending]:
+//
+//	{"approval_pending": true, "id": "<id>", "message": "The call to '<name>' did not run: it waits for a person's approval, ...", "tool": "<name>"}
+//
+// The model tells the user; a person decides later, anywhere the store reaches
+// ([approvals.Store.Decide]); the same call then runs exactly once (the approval
+// is claimed atomically, also against other processes), and the runner's
+// WithApprovals runs it by itself on the conversation's next turn. The request
+// binds to the exact call: the driver's label, the tool's definition and the
+// canonical arguments ([approvals.Fingerprint]), so an approval never lets
+// another call run. Denied, the call gets the denial result with the reason.
+// The precedence is: rules first (an Allow or Deny rule never touches the
+// store), then approvals, which replace asking: the consent handler is not
+// called while approvals are configured. A store that fails fails the call
+// closed (reason [ReasonApprovalStore]). See [WithApprovals] for every case.
+//
 // # The contract
 //
 // The consent concern has a contract, [SupportsConsent], and a capability flag,
@@ -395,7 +417,8 @@ type ConsentError struct {
 	// Timeout is the timeout that expired, for ReasonTimeout.
 	Timeout time.Duration
 	// Err is the underlying error: the handler's error, the context's cause,
-	// context.DeadlineExceeded for a timeout, or the pattern error of a rule.
+	// context.DeadlineExceeded for a timeout, the pattern error of a rule, or the
+	// approval store's error.
 	Err error
 }
 
@@ -511,6 +534,9 @@ func WithExactCase() Option {
 // must honour ctx. With a timeout it runs on its own goroutine with a context that
 // ends at the timeout, and receives a copy of the arguments, so that a handler that
 // outlives the call does not share them with the caller.
+//
+// With [WithApprovals], a call no rule matches waits for an approval in the store
+// instead of going to the handler (see WithApprovals).
 //
 // The zero Middleware has no rules and no handler, so it fails every call closed.
 // Middleware is safe for concurrent use and may be shared by many drivers; the
