@@ -9,7 +9,9 @@ import (
 // pendingIDs finds the pending signals in the tool results of every history
 // format, and the ids a user message reports; it ignores assistant messages.
 func TestPendingIDs(t *testing.T) {
-	with := func(id string) string { return `{"approval_pending":true,"id":"` + id + `","message":"waits","tool":"delete_file"}` }
+	with := func(id string) string {
+		return `{"approval_pending":true,"id":"` + id + `","message":"waits","tool":"delete_file"}`
+	}
 	cases := []struct {
 		name         string
 		history      []map[string]any
