@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -218,5 +219,60 @@ func TestApprovalsRunStoreDown(t *testing.T) {
 	}
 	if len(m.reqs) != 0 || files.runs.Load() != 0 || res == nil {
 		t.Fatalf("%d model requests, %d runs", len(m.reqs), files.runs.Load())
+	}
+}
+
+// TestApprovalsRacingRunners: two runners that go on from the same history
+// after an approval run the call once between them; the other tells its model
+// that the call could not run.
+func TestApprovalsRacingRunners(t *testing.T) {
+	store := approvals.NewMemoryStore()
+	d, files := approvalStack(t, store)
+	ctx := context.Background()
+	first := &script{name: "m", replies: []map[string]any{call("c1", "files__delete_file", `{"path":"a.txt"}`), answer("It waits.")}}
+	res, err := runner.New(d, first, runner.WithNativeTools(true)).Run(ctx, nil, "delete a.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, _ := res.Calls[0].Result.(mcs.Signal).Data["id"].(string)
+	if _, err := store.Decide(ctx, id, approvals.Decision{Approve: true}); err != nil {
+		t.Fatal(err)
+	}
+	const n = 4
+	models := make([]*script, n)
+	results := make([]*runner.Result, n)
+	errs := make([]error, n)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range n {
+		models[i] = &script{name: "m", replies: []map[string]any{answer("ok")}}
+		r := runner.New(d, models[i], runner.WithNativeTools(true), runner.WithApprovals(store))
+		wg.Go(func() {
+			<-start
+			results[i], errs[i] = r.Run(ctx, res.History, "done?")
+		})
+	}
+	close(start)
+	wg.Wait()
+	if got := files.runs.Load(); got != 1 {
+		t.Fatalf("%d runs, want exactly 1", got)
+	}
+	ran := 0
+	for i := range n {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+		read := lastUser(models[i].reqs[0].Messages)
+		switch {
+		case strings.Contains(read, "(approval "+id+") ran."):
+			ran++
+		case strings.Contains(read, "(approval "+id+")"):
+			// lost the race: told that it failed, or that it already ran
+		default:
+			t.Errorf("runner %d: the model read %q", i, read)
+		}
+	}
+	if ran != 1 {
+		t.Fatalf("%d runners say the call ran, want 1", ran)
 	}
 }

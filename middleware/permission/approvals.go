@@ -68,6 +68,8 @@ const DefaultApprovalTTL = 24 * time.Hour
 // Identical calls in one Middleware are serialised while they look up and make
 // requests, so that they answer the same id; identical calls in several
 // processes at the same instant may each make a request.
+//
+// A nil store leaves approvals off. The Middleware does not close the store.
 func WithApprovals(store approvals.Store, ttl time.Duration) Option {
 	return func(c *config) {
 		if ttl <= 0 {

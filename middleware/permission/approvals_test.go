@@ -193,6 +193,9 @@ func TestApprovalsLifecycle(t *testing.T) {
 				if diff := cmp.Diff(map[string]any{"path": "a.txt"}, r.Arguments); diff != "" || r.Tool != "delete_file" || r.Label != "" {
 					t.Fatalf("request %+v: arguments (-want +got):\n%s", r, diff)
 				}
+				if ttl := r.Expires.Sub(r.Created); ttl != time.Hour {
+					t.Fatalf("request %s expires %s after it was made, want the ttl, 1h", r.ID, ttl)
+				}
 			}
 		})
 	}
