@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/mcs-go/mcs"
@@ -32,8 +31,8 @@ import (
 //   - approved: the request's call runs once, through the driver's whole
 //     middleware stack (the driver must implement ExecuteTool, as every
 //     mcs.ToolDriver does), under the name that reaches the driver of its label
-//     when the driver is an orchestrator ("label__tool" when it lists that name),
-//     with a context marked by
+//     when the driver is an orchestrator (see approvals.CallName), with a context
+//     marked by
 //     approvals.ContextWithRun: the permission middleware runs it only when it
 //     claims the approval, so that it runs once even when two runners, or a
 //     runner and a person, race for it, and never queues it again. Its record
@@ -111,7 +110,7 @@ func (r *Runner) runApproved(ctx context.Context, res *Result, req approvals.Req
 	if !ok {
 		return "", fmt.Errorf("approvals: request %s is approved, but the driver (%T) has no ExecuteTool to run it", req.ID, r.d)
 	}
-	call := mcs.ToolCall{Name: r.callName(ctx, req), Arguments: req.Arguments}
+	call := mcs.ToolCall{Name: approvals.CallName(ctx, r.d, req), Arguments: req.Arguments}
 	result, err := ex.ExecuteTool(approvals.ContextWithRun(ctx, req.ID), call.Name, req.Arguments)
 	r.record(res, mcs.CallRecord{ToolCall: call, Result: result, Err: err})
 	var text string
@@ -127,30 +126,6 @@ func (r *Runner) runApproved(ctx context.Context, res *Result, req approvals.Req
 		framed = text
 	}
 	return head + "\n" + framed, nil
-}
-
-// callName is the name under which the driver runs the tool of req: the tool's
-// name, or, on an orchestrator whose names carry their driver's label, the name
-// that reaches the driver labelled req.Label (the one its mcs.ToolRouter routes
-// there, else label__tool when the driver lists it). The permission
-// middleware's fingerprint makes sure that a name that reaches another driver
-// does not run.
-func (r *Runner) callName(ctx context.Context, req approvals.Request) string {
-	if req.Label == "" {
-		return req.Tool
-	}
-	prefixed := req.Label + "__" + req.Tool
-	if rt, ok := r.d.(mcs.ToolRouter); ok {
-		for _, name := range []string{prefixed, req.Tool} {
-			if route, ok := rt.RouteTool(ctx, name); ok && route.Label == req.Label && route.Tool == req.Tool {
-				return name
-			}
-		}
-	}
-	if names, err := r.toolNames(ctx); err == nil && slices.Contains(names, prefixed) {
-		return prefixed
-	}
-	return req.Tool
 }
 
 // pendingIDs returns the ids of the pending signals in the results of history,
