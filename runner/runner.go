@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/mcs-go/mcs"
+	"github.com/mcs-go/mcs/approvals"
 )
 
 // ErrNoNativeTools is wrapped by the error Run returns when WithNativeTools(true)
@@ -75,6 +76,7 @@ type options struct {
 	maxReply  int
 	onCall    func(mcs.CallRecord)
 	hooks     []RoundHook
+	approvals approvals.Store // nil: no approvals are run
 }
 
 // Option configures a Runner.
@@ -204,14 +206,26 @@ func New(d mcs.Driver, m Model, opts ...Option) *Runner {
 // tool result saying that the tool does not exist and naming the closest tools;
 // a text call gets the driver's retry prompt with the same facts.
 //
-// Errors: the driver's system message, a model error (a *ModelError for the
+// With WithApprovals, Run first runs the calls approved since they were queued
+// and puts what became of them before input (see WithApprovals).
+//
+// Errors: the approvals store (WithApprovals), the driver's system message, a model error (a *ModelError for the
 // adapters of this module), the end of ctx (wrapped, so errors.Is(err,
 // context.Canceled) holds) and the round limit (wrapping ErrMaxRounds). The
 // Result is never nil: it holds the history, calls and usage up to the failure.
 func (r *Runner) Run(ctx context.Context, history []map[string]any, input string) (*Result, error) {
 	res := &Result{History: slices.Clip(slices.Clone(history))}
+	notes, err := r.settleApprovals(ctx, res)
+	if err != nil {
+		return res, fmt.Errorf("runner: %w", err)
+	}
 	if input != "" {
+		if notes != "" {
+			input = notes + "\n\n" + input
+		}
 		res.History = append(res.History, map[string]any{"role": "user", "content": input})
+	} else if notes != "" {
+		res.History = append(res.History, map[string]any{"role": "user", "content": notes})
 	}
 	for {
 		if err := ctx.Err(); err != nil {

@@ -105,6 +105,7 @@ type auditRecord struct {
 	args     map[string]any // redacted and cut
 	duration time.Duration
 	outcome  string
+	approval string // the approval request's id, for a pending or denied signal
 	err      string // redacted and cut
 }
 
@@ -122,6 +123,9 @@ func (c *auditConfig) record(ctx context.Context, name string, args map[string]a
 		r.args = map[string]any{}
 	}
 	r.outcome = outcome(result, err)
+	if err == nil && (r.outcome == OutcomePending || r.outcome == OutcomeDenied) {
+		r.approval = approvalID(result)
+	}
 	if err != nil {
 		// An upstream error may echo the request: remove the call's own secrets
 		// from it, and the secrets it carries in other spellings, then cut it.
@@ -141,6 +145,22 @@ func outcome(result any, err error) string {
 	return OutcomeError
 }
 
+// approvalID returns the "id" of the Data of an [mcs.Signal] result (the id of
+// the approval request a pending or denied call belongs to), or "".
+func approvalID(result any) string {
+	var data map[string]any
+	switch s := result.(type) {
+	case mcs.Signal:
+		data = s.Data
+	case *mcs.Signal:
+		if s != nil {
+			data = s.Data
+		}
+	}
+	id, _ := data["id"].(string)
+	return id
+}
+
 // SlogAudit returns hooks that log one record per call to logger (nil means
 // [slog.Default] at the time of the call). The record has the message "tool call"
 // and the attributes tool; driver, label and call_id from the call's
@@ -148,7 +168,10 @@ func outcome(result any, err error) string {
 // call id; each left out when empty); args (a group of the redacted arguments,
 // keys sorted, long strings cut; an empty group is left out by the handlers of
 // log/slog); duration (measured from [CallStart]); outcome ([OutcomeOK],
-// [OutcomeError], [OutcomeDenied], [OutcomeChallenge] or [OutcomePending]) and,
+// [OutcomeError], [OutcomeDenied], [OutcomeChallenge] or [OutcomePending]);
+// approval_id, the id of the approval request a pending call waits for or a
+// denied call was denied by (the "id" of the [mcs.Signal]'s Data), when there is
+// one; and,
 // for a failed call (a challenge that reaches the hooks as an error included),
 // error, redacted and cut like the arguments (the secrets of the call's own
 // arguments are removed from it too, for upstream errors that echo the request).
@@ -185,6 +208,9 @@ func SlogAudit(logger *slog.Logger, opts ...AuditOption) Set {
 			slog.Duration("duration", r.duration),
 			slog.String("outcome", r.outcome),
 		)
+		if r.approval != "" {
+			attrs = append(attrs, slog.String("approval_id", r.approval))
+		}
 		if r.err != "" {
 			attrs = append(attrs, slog.String("error", r.err))
 		}
@@ -223,8 +249,9 @@ func groupAttrs(m map[string]any) []slog.Attr {
 // per call and line, with the fields time (start of the call, RFC 3339), tool,
 // driver, label and call_id (from the call's [mcs.CallInfo]; left out when
 // empty), args (redacted, long strings cut), duration_ms, outcome ([OutcomeOK],
-// [OutcomeError], [OutcomeDenied], [OutcomeChallenge] or [OutcomePending]) and,
-// for a failed call, error (redacted and cut like the arguments). Results are not
+// [OutcomeError], [OutcomeDenied], [OutcomeChallenge] or [OutcomePending]),
+// approval_id (the id of the approval request of a pending or denied call, see
+// [SlogAudit]; left out when there is none) and, for a failed call, error (redacted and cut like the arguments). Results are not
 // recorded.
 //
 // Install its hooks with [AuditFile.Hooks]. Hooks cannot report errors, so a
@@ -274,6 +301,7 @@ type auditLine struct {
 	Args       map[string]any `json:"args"`
 	DurationMS float64        `json:"duration_ms"`
 	Outcome    string         `json:"outcome"`
+	ApprovalID string         `json:"approval_id,omitempty"`
 	Error      string         `json:"error,omitempty"`
 }
 
@@ -300,6 +328,7 @@ func (a *AuditFile) write(r auditRecord) {
 		Args:       r.args,
 		DurationMS: float64(r.duration) / float64(time.Millisecond),
 		Outcome:    r.outcome,
+		ApprovalID: r.approval,
 		Error:      r.err,
 	}
 	b, err := json.Marshal(line)

@@ -19,6 +19,7 @@ import (
 // outcomeOf is the part of an audit record that says how a call ended.
 type outcomeOf struct {
 	Level, Outcome, Error string
+	ApprovalID            string // the approval request's id, of a pending or denied signal
 }
 
 // TestAuditOutcomes runs real permission and auth middleware around and inside
@@ -92,7 +93,23 @@ func TestAuditOutcomes(t *testing.T) {
 			tool: func() (any, error) {
 				return mcs.Signal{Kind: mcs.CodePending, Tool: "t", Message: "asked", Data: map[string]any{"id": "a1"}}, nil
 			},
-			want: outcomeOf{Level: "WARN", Outcome: hooks.OutcomePending},
+			want: outcomeOf{Level: "WARN", Outcome: hooks.OutcomePending, ApprovalID: "a1"},
+		},
+		{
+			name:  "denied with the approval's id",
+			chain: func(a mcs.ToolMiddleware, tool mcs.CallNext) mcs.CallNext { return mcs.Chain(tool, a) },
+			tool: func() (any, error) {
+				return &mcs.Signal{Kind: mcs.CodeDenied, Tool: "t", Message: "no", Data: map[string]any{"id": "a2"}}, nil
+			},
+			want: outcomeOf{Level: "WARN", Outcome: hooks.OutcomeDenied, ApprovalID: "a2"},
+		},
+		{
+			name:  "an id of an ok result is not an approval",
+			chain: func(a mcs.ToolMiddleware, tool mcs.CallNext) mcs.CallNext { return mcs.Chain(tool, a) },
+			tool: func() (any, error) {
+				return mcs.Signal{Kind: mcs.CodeOK, Data: map[string]any{"id": "a3"}}, nil
+			},
+			want: outcomeOf{Level: "INFO", Outcome: hooks.OutcomeOK},
 		},
 		{
 			name: "a panic reaches the failure hooks as a panic",
@@ -120,7 +137,7 @@ func TestAuditOutcomes(t *testing.T) {
 			if len(lines) != 1 {
 				t.Fatalf("slog: %d records, want 1: %s", len(lines), buf.Bytes())
 			}
-			got := outcomeOf{Level: str(lines[0]["level"]), Outcome: str(lines[0]["outcome"]), Error: str(lines[0]["error"])}
+			got := outcomeOf{Level: str(lines[0]["level"]), Outcome: str(lines[0]["outcome"]), Error: str(lines[0]["error"]), ApprovalID: str(lines[0]["approval_id"])}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("slog record (-want +got):\n%s", diff)
 			}
@@ -140,7 +157,7 @@ func TestAuditOutcomes(t *testing.T) {
 			}
 			want := tt.want
 			want.Level = ""
-			got = outcomeOf{Outcome: str(lines[0]["outcome"]), Error: str(lines[0]["error"])}
+			got = outcomeOf{Outcome: str(lines[0]["outcome"]), Error: str(lines[0]["error"]), ApprovalID: str(lines[0]["approval_id"])}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("file line (-want +got):\n%s", diff)
 			}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mcs-go/mcs"
+	"github.com/mcs-go/mcs/approvals"
 	"github.com/mcs-go/mcs/middleware/auth"
 	"github.com/mcs-go/mcs/middleware/hooks"
 	"github.com/mcs-go/mcs/middleware/permission"
@@ -55,5 +56,25 @@ func BenchmarkStacked(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkApprovalsAllowed measures a call an Allow rule decides with approvals
+// configured, and proves that it never reaches the store: the store counts its
+// accesses, and any is a failure.
+func BenchmarkApprovalsAllowed(b *testing.B) {
+	store := &countingStore{Store: approvals.NewMemoryStore()}
+	m := permission.New(nil, permission.WithRules(permission.Allow("read_*")), permission.WithApprovals(store, time.Hour))
+	call := mcs.Chain(func(context.Context, string, map[string]any) (any, error) { return "ok", nil }, m)
+	args := map[string]any{"path": "notes.txt"}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := call(ctx, "read_file", args); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if n := store.n.Load(); n != 0 {
+		b.Fatalf("%d store accesses for allowed calls, want none", n)
 	}
 }

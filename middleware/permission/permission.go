@@ -25,6 +25,28 @@
 // calls an orchestrator makes through ExecuteTool, a consent policy configured on a
 // driver holds wherever the driver is used.
 //
+// # Approvals
+//
+// A consent handler blocks the call until someone answers, on the same machine.
+// With [WithApprovals] a call no rule decides waits instead, durably, in an
+// [approvals.Store] (memory, SQLite or PostgreSQL): the tool does not run, a
+// pending request is stored, and the model reads the in-band result [Pending],
+// an [mcs.Signal] of kind [mcs.CodePending]:
+//
+//	{"approval_pending": true, "id": "<id>", "message": "The call to '<name>' did not run: it waits for a person's approval, ...", "tool": "<name>"}
+//
+// The model tells the user; a person decides later, anywhere the store reaches
+// ([approvals.Store.Decide]); the same call then runs exactly once (the approval
+// is claimed atomically, also against other processes), and the runner's
+// WithApprovals runs it by itself on the conversation's next turn. The request
+// binds to the exact call: the driver's label, the tool's definition and the
+// canonical arguments ([approvals.Fingerprint]), so an approval never lets
+// another call run. Denied, the call gets the denial result with the reason.
+// The precedence is: rules first (an Allow or Deny rule never touches the
+// store), then approvals, which replace asking: the consent handler is not
+// called while approvals are configured. A store that fails fails the call
+// closed (reason [ReasonApprovalStore]). See [WithApprovals] for every case.
+//
 // # The contract
 //
 // The consent concern has a contract, [SupportsConsent], and a capability flag,
@@ -43,12 +65,14 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/mcs-go/mcs"
+	"github.com/mcs-go/mcs/approvals"
 	"github.com/mcs-go/mcs/internal/clone"
 )
 
@@ -373,6 +397,13 @@ const (
 	// ReasonInvalidRule: a rule tried before any rule matched the tool name has a
 	// malformed pattern.
 	ReasonInvalidRule Reason = "invalid_rule"
+	// ReasonApprovalStore: with [WithApprovals], the approval store failed (a
+	// database that is down or locked, a corrupt row), so the call could neither
+	// wait for nor use an approval.
+	ReasonApprovalStore Reason = "approval_store"
+	// ReasonNotApproved: the call was made as the run of an approved request
+	// ([approvals.ContextWithRun]) and found no approval of it to claim.
+	ReasonNotApproved Reason = "not_approved"
 )
 
 // ConsentError is the error of a call that did not run because no consent decision
@@ -386,7 +417,8 @@ type ConsentError struct {
 	// Timeout is the timeout that expired, for ReasonTimeout.
 	Timeout time.Duration
 	// Err is the underlying error: the handler's error, the context's cause,
-	// context.DeadlineExceeded for a timeout, or the pattern error of a rule.
+	// context.DeadlineExceeded for a timeout, the pattern error of a rule, or the
+	// approval store's error.
 	Err error
 }
 
@@ -404,6 +436,10 @@ func (e *ConsentError) Error() string {
 		return prefix + "the call ended while waiting for consent: " + errText(e.Err)
 	case ReasonInvalidRule:
 		return prefix + "invalid permission rule: " + errText(e.Err)
+	case ReasonApprovalStore:
+		return prefix + "the approval store failed, and a call that needs an approval never runs without one (check that the store's database is reachable and try again): " + errText(e.Err)
+	case ReasonNotApproved:
+		return prefix + "nothing to run: " + errText(e.Err)
 	}
 	return prefix + "no consent decision: " + errText(e.Err)
 }
@@ -461,6 +497,8 @@ type config struct {
 	rules   []Rule
 	exact   bool
 	timeout time.Duration
+	store   approvals.Store // nil: no approvals
+	ttl     time.Duration
 }
 
 // WithTimeout bounds the wait for a consent decision to d; a decision that does not
@@ -497,6 +535,9 @@ func WithExactCase() Option {
 // ends at the timeout, and receives a copy of the arguments, so that a handler that
 // outlives the call does not share them with the caller.
 //
+// With [WithApprovals], a call no rule matches waits for an approval in the store
+// instead of going to the handler (see WithApprovals).
+//
 // The zero Middleware has no rules and no handler, so it fails every call closed.
 // Middleware is safe for concurrent use and may be shared by many drivers; the
 // handler may be replaced at any time with [Middleware.SetConsentHandler].
@@ -504,6 +545,8 @@ type Middleware struct {
 	config
 	compiled []compiledRule
 	consent  atomic.Pointer[ConsentFunc]
+	locks    [approvalLocks]sync.Mutex // serialise identical calls with approvals
+	clock    func() time.Time          // nil: time.Now
 }
 
 var (
@@ -563,6 +606,9 @@ func (m *Middleware) OnExecuteTool(ctx context.Context, name string, args map[st
 			}
 			return Denied(name, PolicyDeniedMessage(name)), nil
 		}
+	}
+	if m.store != nil {
+		return m.queue(ctx, name, args, next)
 	}
 	f := m.consent.Load()
 	if f == nil {

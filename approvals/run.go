@@ -1,0 +1,23 @@
+package approvals
+
+import "context"
+
+type runKey struct{}
+
+// ContextWithRun returns a copy of ctx that marks the call made with it as the
+// run of the approved request id: a permission middleware with approvals (see
+// middleware/permission's WithApprovals) then runs the call only when it claims
+// an approval of that exact call, and fails the call otherwise; it never makes a
+// new request for it. The runner's WithApprovals and a command that runs an
+// approved request by id (such as "mcs approvals run") use it, so that running an
+// approval that was used meanwhile does not queue the call again.
+func ContextWithRun(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, runKey{}, id)
+}
+
+// RunFromContext returns the request id ContextWithRun put in ctx, and whether
+// there is one.
+func RunFromContext(ctx context.Context) (string, bool) {
+	id, ok := ctx.Value(runKey{}).(string)
+	return id, ok
+}
