@@ -99,21 +99,17 @@ type streamState struct {
 	ownedForms bool        // an owned native call is forming: held until the message ends
 	lastName   string      // one-entry cache of ownsName
 	lastOwned  bool
-	ran        int        // owned calls run or failed so far: the per-reply limit counts them
-	unavail    error      // the first failure to tell whether a call is owned
-	reported   bool       // unavail was reported in a Response
-	textCalls  int        // text calls seen so far: the next one's Index
-	foreign    []ToolCall // calls of tools the driver does not publish, reported at the end
-	foreignOut bool       // foreign was reported in a Response
-	foreignFmt string     // the format of foreign: the native one if any, else text
-}
-
-// foreignText notes that a foreign call came from the text: the format of the
-// foreign calls is text unless a native one was found.
-func (st *streamState) foreignText(d *BaseDriver) {
-	if st.foreignFmt == "" && d.text != nil {
-		st.foreignFmt = d.text.Format()
-	}
+	ran        int   // owned calls run or failed so far: the per-reply limit counts them
+	unavail    error // the first failure to tell whether a call is owned
+	reported   bool  // unavail was reported in a Response
+	textCalls  int   // text calls seen so far: the next one's Index
+	// The calls of tools the driver does not publish, reported once the output is
+	// finished: those of the native message when it held calls (as a whole
+	// output's are), else those of the text.
+	foreign       []ToolCall // found in the text
+	nativeForeign []ToolCall // found in the native message
+	nativeFmt     string     // the format of a native message that held calls; "" for none
+	foreignOut    bool       // the foreign calls were reported in a Response
 }
 
 // NewStreamBuffer returns a buffer that recognises the format of the first chunk
@@ -683,8 +679,13 @@ func (b *BaseDriver) decide(ctx context.Context, buf *StreamBuffer) streamPlan {
 	}
 	if v.finished && !st.foreignOut && !plan.hold {
 		st.foreignOut = true
-		plan.foreign, st.foreign = st.foreign, nil
-		plan.format = st.foreignFmt
+		switch {
+		case st.nativeFmt != "":
+			plan.foreign, plan.format = st.nativeForeign, st.nativeFmt
+		case len(st.foreign) > 0 && b.text != nil:
+			plan.foreign, plan.format = st.foreign, b.text.Format()
+		}
+		st.foreign, st.nativeForeign = nil, nil
 	}
 
 	buf.mu.Lock()
@@ -739,11 +740,9 @@ func (b *BaseDriver) planNative(ctx context.Context, buf *StreamBuffer, st *stre
 	case !st.nativeDone:
 		st.nativeDone = true
 		plan.nativeReply = NewOutput(msg)
-		var foreign []ToolCall
-		plan.nativeFormat, plan.native, foreign = b.nativeCalls(ctx, st, plan.nativeReply)
-		if len(foreign) > 0 {
-			st.foreign = append(st.foreign, foreign...)
-			st.foreignFmt = safeFormat(plan.nativeFormat)
+		plan.nativeFormat, plan.native, st.nativeForeign = b.nativeCalls(ctx, st, plan.nativeReply)
+		if len(plan.native) > 0 || len(st.nativeForeign) > 0 {
+			st.nativeFmt = safeFormat(plan.nativeFormat)
 		}
 		if !v.ended {
 			for i := range plan.native {
@@ -820,7 +819,6 @@ func (b *BaseDriver) planText(ctx context.Context, st *streamState, v streamView
 		} else if c.Name != "" && st.lastName == c.Name {
 			// The lookup succeeded (a failed one is not cached): foreign.
 			st.foreign = append(st.foreign, c)
-			st.foreignText(b)
 		}
 	}
 	if st.dec == nil {
@@ -847,7 +845,6 @@ func (b *BaseDriver) planText(ctx context.Context, st *streamState, v streamView
 				c.Index = st.textCalls
 				st.textCalls++
 				st.foreign = append(st.foreign, c)
-				st.foreignText(b)
 			}
 			continue
 		}

@@ -541,3 +541,18 @@ func foreignOf(calls []mcs.ToolCall) []string {
 	}
 	return out
 }
+
+// TestStreamForeignOfANativeMessage: a native message that holds calls reports
+// the foreign calls of its format only, as the whole message does; a foreign call
+// in its text is not a call of that message.
+func TestStreamForeignOfANativeMessage(t *testing.T) {
+	evs := []event{textEv(`Looking. {"tool": "web_search", "arguments": {"q": "x"}} `), callEv("c1", "echo", `{"text":"hi"}`), callEv("c2", "book_flight", `{}`)}
+	run := runStream(t, anys(chatChunks(evs)), false, mcs.NewBaseDriver(&calcDriver{}))
+	whole := mcs.NewBaseDriver(&calcDriver{}).ProcessLLMResponse(context.Background(), run.buf.Message())
+	if diff := cmp.Diff([]string{"c2 book_flight #1"}, foreignOf(run.foreign)); diff != "" {
+		t.Errorf("streamed Foreign (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(foreignOf(whole.Foreign), foreignOf(run.foreign)); diff != "" || run.format != "openai-chat" {
+		t.Errorf("Foreign differs from the whole message's (-whole +stream):\n%s; format %q", diff, run.format)
+	}
+}
