@@ -83,7 +83,8 @@ func newID() string {
 // Row is a request as a store keeps it: flat, its arguments as JSON text, not
 // yet checked. It is for store implementations, which keep a Row's fields (in
 // columns, say) and turn what they read back into a [Request] with
-// [Row.Request]. Times are as [Stamp] makes them; the zero time is "not set".
+// [Row.Request]. The zero time is "not set"; [Row.Request] [Stamp]s the times,
+// so a store may read them back in any location.
 type Row struct {
 	ID, Label, Tool string
 	// Arguments is the JSON object of the call's arguments, as encoded.
