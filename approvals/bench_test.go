@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/mcs-go/mcs/approvals"
+	"github.com/mcs-go/mcs/approvals/postgres"
+	"github.com/mcs-go/mcs/approvals/sqlite"
 	"github.com/mcs-go/mcs/internal/pgtest"
 )
 
@@ -17,14 +19,14 @@ func BenchmarkRoundTrip(b *testing.B) {
 		open func(b *testing.B) approvals.Store
 	}{
 		{"sqlite", func(b *testing.B) approvals.Store {
-			s, err := approvals.OpenSQLite(b.TempDir() + "/approvals.db")
+			s, err := sqlite.Open(b.TempDir() + "/approvals.db")
 			if err != nil {
 				b.Fatal(err)
 			}
 			return s
 		}},
 		{"postgres", func(b *testing.B) approvals.Store {
-			s, err := approvals.OpenPostgres(context.Background(), pgtest.New(b))
+			s, err := postgres.Open(context.Background(), pgtest.New(b))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -15,11 +15,35 @@
 // to it:
 //
 //   - [NewMemoryStore]: in memory, for tests and a single process;
-//   - [OpenSQLite]: an embedded SQLite file (pure Go, no cgo), the default; the
-//     file is created 0600 and may be shared by several processes on one machine;
-//   - [OpenPostgres]: a PostgreSQL database, for many processes and machines.
+//   - sqlite.Open, of package github.com/mcs-go/mcs/approvals/sqlite: an
+//     embedded SQLite file (pure Go, no cgo), the default; the file is created
+//     0600 and may be shared by several processes on one machine;
+//   - postgres.Open, of package github.com/mcs-go/mcs/approvals/postgres: a
+//     PostgreSQL database, for many processes and machines.
 //
-// [Open] picks one by URL: "sqlite:PATH", "postgres://..." or "memory:".
+// This package holds no database: the permission middleware and the runner,
+// which take a [Store], depend on the standard library and the kernel only. A
+// program links in the database stores it uses by importing their packages.
+//
+// [Open] picks a store by URL: "memory:", always; "sqlite:PATH" and
+// "postgres://..." when the program imports the store's package, as it imports a
+// database/sql driver, for its side effect if it calls no function of it:
+//
+//	import _ "github.com/mcs-go/mcs/approvals/sqlite"
+//
+//	store, err := approvals.Open(ctx, "sqlite:approvals.db")
+//
+// # Writing a store
+//
+// A store of another kind (Redis, say) implements [Store] with the kit this
+// package exports for store implementations, in the spirit of
+// database/sql/driver: [Configure] reads the [Option]s; [Prepare] checks and
+// completes a request for Create and gives the [Row] to keep; [Row.Request]
+// reads a kept row back, checking it ([ErrCorrupt]) and expiring it;
+// [Request.DecideError] says why a request cannot be decided; [Filter.Validate]
+// checks a List filter; [Stamp] gives times as stores keep them; and
+// [RegisterScheme], called from an init function, lets [Open] open the store's
+// URLs.
 //
 // # Guarantees
 //

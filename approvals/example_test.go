@@ -14,7 +14,7 @@ import (
 // then claims the approval and runs, once.
 func Example() {
 	ctx := context.Background()
-	store := approvals.NewMemoryStore() // approvals.Open(ctx, "sqlite:approvals.db") for a durable one
+	store := approvals.NewMemoryStore() // sqlite.Open("approvals.db") for a durable one
 	defer store.Close()
 
 	tool := mcs.Tool{Name: "delete_file", Parameters: []mcs.Parameter{{Name: "path", Required: true}}}

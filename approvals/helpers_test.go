@@ -13,6 +13,8 @@ import (
 
 	"github.com/mcs-go/mcs"
 	"github.com/mcs-go/mcs/approvals"
+	"github.com/mcs-go/mcs/approvals/postgres"
+	"github.com/mcs-go/mcs/approvals/sqlite"
 	"github.com/mcs-go/mcs/internal/pgtest"
 )
 
@@ -50,7 +52,7 @@ func backends() []backend {
 			name:  "sqlite",
 			fresh: func(t *testing.T) string { return filepath.Join(t.TempDir(), "approvals.db") },
 			open: func(_ *testing.T, where string, opts ...approvals.Option) (approvals.Store, error) {
-				return approvals.OpenSQLite(where, opts...)
+				return sqlite.Open(where, opts...)
 			},
 			shared: true,
 		},
@@ -58,7 +60,7 @@ func backends() []backend {
 			name:  "postgres",
 			fresh: func(t *testing.T) string { return pgtest.New(t) },
 			open: func(t *testing.T, where string, opts ...approvals.Option) (approvals.Store, error) {
-				return approvals.OpenPostgres(t.Context(), where, opts...)
+				return postgres.Open(t.Context(), where, opts...)
 			},
 			shared: true,
 		},

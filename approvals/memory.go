@@ -9,12 +9,12 @@ import (
 	"sync"
 )
 
-// memoryStore keeps requests in a map, as records, so that it reads them back
+// memoryStore keeps requests in a map, as rows, so that it reads them back
 // exactly as the database stores do.
 type memoryStore struct {
-	opts options
+	cfg  Config
 	mu   sync.Mutex
-	recs map[string]*record
+	rows map[string]*Row
 }
 
 var _ Store = (*memoryStore)(nil)
@@ -23,23 +23,20 @@ var _ Store = (*memoryStore)(nil)
 // and for a single process that may forget pending requests when it exits. It
 // behaves as the database stores do, arguments included (kept as JSON).
 func NewMemoryStore(opts ...Option) Store {
-	return &memoryStore{opts: newOptions(opts), recs: make(map[string]*record)}
+	return &memoryStore{cfg: Configure(opts...), rows: make(map[string]*Row)}
 }
 
 func (s *memoryStore) Create(ctx context.Context, r Request) (Request, error) {
 	if err := ctx.Err(); err != nil {
 		return Request{}, fmt.Errorf("approvals: create: %w", err)
 	}
-	r, args, err := prepare(r, s.opts.clock())
+	r, row, err := Prepare(r, s.cfg.Now())
 	if err != nil {
 		return Request{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.recs[r.ID] = &record{
-		id: r.ID, label: r.Label, tool: r.Tool, args: string(args), fingerprint: r.Fingerprint,
-		created: r.Created, expires: r.Expires, state: string(Pending),
-	}
+	s.rows[r.ID] = &row
 	return r, nil
 }
 
@@ -49,29 +46,29 @@ func (s *memoryStore) Get(ctx context.Context, id string) (Request, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rec, ok := s.recs[id]
+	row, ok := s.rows[id]
 	if !ok {
 		return Request{}, fmt.Errorf("approvals: get %q: %w", id, ErrNotFound)
 	}
-	return rec.request(s.opts.clock())
+	return row.Request(s.cfg.Now())
 }
 
 func (s *memoryStore) List(ctx context.Context, f Filter) ([]Request, error) {
-	if err := checkFilter(f); err != nil {
+	if err := f.Validate(); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("approvals: list: %w", err)
 	}
-	now := s.opts.clock()
+	now := s.cfg.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []Request
-	for _, rec := range s.recs {
-		if (f.Label != "" && rec.label != f.Label) || (f.Tool != "" && rec.tool != f.Tool) {
+	for _, row := range s.rows {
+		if (f.Label != "" && row.Label != f.Label) || (f.Tool != "" && row.Tool != f.Tool) {
 			continue
 		}
-		r, err := rec.request(now)
+		r, err := row.Request(now)
 		if err != nil {
 			return nil, err
 		}
@@ -100,32 +97,32 @@ func (s *memoryStore) Decide(ctx context.Context, id string, d Decision) (Reques
 	if err := ctx.Err(); err != nil {
 		return Request{}, fmt.Errorf("approvals: decide %q: %w", id, err)
 	}
-	now := s.opts.clock()
+	now := s.cfg.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rec, ok := s.recs[id]
+	row, ok := s.rows[id]
 	if !ok {
 		return Request{}, fmt.Errorf("approvals: decide %q: %w", id, ErrNotFound)
 	}
-	r, err := rec.request(now)
+	r, err := row.Request(now)
 	if err != nil {
 		return Request{}, err
 	}
-	if r.State != Pending {
-		return Request{}, undecided(r)
+	if err := r.DecideError(); err != nil {
+		return Request{}, err
 	}
-	d.At = stamp(d.At)
+	d.At = Stamp(d.At)
 	if d.At.IsZero() {
 		d.At = now
 	}
-	next := *rec
-	next.state = string(Denied)
+	next := *row
+	next.State = string(Denied)
 	if d.Approve {
-		next.state = string(Approved)
+		next.State = string(Approved)
 	}
-	next.decided, next.approve, next.by, next.reason, next.at = true, d.Approve, d.By, d.Reason, d.At
-	*rec = next
-	return rec.request(now)
+	next.Decided, next.Approve, next.By, next.Reason, next.At = true, d.Approve, d.By, d.Reason, d.At
+	*row = next
+	return row.Request(now)
 }
 
 func (s *memoryStore) Claim(ctx context.Context, fingerprint string) (Request, bool, error) {
@@ -135,28 +132,28 @@ func (s *memoryStore) Claim(ctx context.Context, fingerprint string) (Request, b
 	if err := ctx.Err(); err != nil {
 		return Request{}, false, fmt.Errorf("approvals: claim: %w", err)
 	}
-	now := s.opts.clock()
+	now := s.cfg.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var best *record
+	var best *Row
 	var bestReq Request
-	for _, rec := range s.recs {
-		if rec.fingerprint != fingerprint || rec.state != string(Approved) || !now.Before(rec.expires) {
+	for _, row := range s.rows {
+		if row.Fingerprint != fingerprint || row.State != string(Approved) || !now.Before(row.Expires) {
 			continue
 		}
-		r, err := rec.request(now)
+		r, err := row.Request(now)
 		if err != nil {
 			return Request{}, false, err
 		}
 		if best == nil || newestFirst(r, bestReq) < 0 {
-			best, bestReq = rec, r
+			best, bestReq = row, r
 		}
 	}
 	if best == nil {
 		return Request{}, false, nil
 	}
-	best.state = string(Used)
-	r, err := best.request(now)
+	best.State = string(Used)
+	r, err := best.Request(now)
 	if err != nil {
 		return Request{}, false, err
 	}

@@ -19,6 +19,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/mcs-go/mcs/approvals"
+	"github.com/mcs-go/mcs/approvals/postgres"
+	"github.com/mcs-go/mcs/approvals/sqlite"
 	"github.com/mcs-go/mcs/internal/pgtest"
 )
 
@@ -166,15 +168,25 @@ func TestOpen(t *testing.T) {
 	} {
 		t.Run(u, func(t *testing.T) { testOpenURL(t, u) })
 	}
-	for _, u := range []string{"", "memory", "memory:x", "sqlite:", "sqlite://", "postgres:db", "approvals.db", "mysql://db.example/approvals", "http://example.com/"} {
-		t.Run("reject "+u, func(t *testing.T) {
-			s, err := approvals.Open(context.Background(), u)
+	for _, tc := range []struct{ url, want string }{
+		{"", "sqlite:PATH"},
+		{"memory", "sqlite:PATH"},
+		{"memory:x", "sqlite:PATH"},
+		{"sqlite:", "sqlite:PATH"},
+		{"sqlite://", "sqlite:PATH"},
+		{"postgres:db", "postgres://"},
+		{"approvals.db", "sqlite:PATH"},
+		{"mysql://db.example/approvals", "sqlite:PATH"},
+		{"http://example.com/", "sqlite:PATH"},
+	} {
+		t.Run("reject "+tc.url, func(t *testing.T) {
+			s, err := approvals.Open(context.Background(), tc.url)
 			if err == nil {
 				s.Close()
-				t.Fatalf("Open(%q) succeeded; want an error", u)
+				t.Fatalf("Open(%q) succeeded; want an error", tc.url)
 			}
-			if !strings.Contains(err.Error(), "sqlite:PATH") {
-				t.Errorf("Open(%q) = %v; want the error to name the accepted forms", u, err)
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Open(%q) = %v; want the error to name the accepted form %s", tc.url, err, tc.want)
 			}
 		})
 	}
@@ -225,13 +237,13 @@ func TestOpenSQLiteRejects(t *testing.T) {
 		{"a newer schema", newer, "newer"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := approvals.OpenSQLite(tc.path)
+			s, err := sqlite.Open(tc.path)
 			if err == nil {
 				s.Close()
-				t.Fatalf("OpenSQLite(%q) succeeded; want an error", tc.path)
+				t.Fatalf("sqlite.Open(%q) succeeded; want an error", tc.path)
 			}
 			if !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("OpenSQLite(%q) = %v; want it to say %q", tc.path, err, tc.want)
+				t.Errorf("sqlite.Open(%q) = %v; want it to say %q", tc.path, err, tc.want)
 			}
 		})
 	}
@@ -251,13 +263,13 @@ func TestOpenPostgresRejects(t *testing.T) {
 		{"nothing listening", fmt.Sprintf("postgres://app@127.0.0.1:%d/approvals?connect_timeout=5", closedPort), "cannot connect"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := approvals.OpenPostgres(context.Background(), tc.dsn)
+			s, err := postgres.Open(context.Background(), tc.dsn)
 			if err == nil {
 				s.Close()
-				t.Fatalf("OpenPostgres(%q) succeeded; want an error", tc.dsn)
+				t.Fatalf("postgres.Open(%q) succeeded; want an error", tc.dsn)
 			}
 			if !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("OpenPostgres(%q) = %v; want it to say %q", tc.dsn, err, tc.want)
+				t.Errorf("postgres.Open(%q) = %v; want it to say %q", tc.dsn, err, tc.want)
 			}
 		})
 	}
@@ -269,7 +281,7 @@ func TestSQLiteFileMode(t *testing.T) {
 	old := syscall.Umask(0)
 	defer syscall.Umask(old)
 	path := filepath.Join(t.TempDir(), "approvals.db")
-	s, err := approvals.OpenSQLite(path)
+	s, err := sqlite.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -384,7 +396,7 @@ func TestCorruptRows(t *testing.T) {
 func TestSQLiteLocked(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "approvals.db")
-	s, err := approvals.OpenSQLite(path, approvals.WithBusyTimeout(50*time.Millisecond))
+	s, err := sqlite.Open(path, approvals.WithBusyTimeout(50*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -427,7 +439,7 @@ func TestSQLiteLocked(t *testing.T) {
 // A path with characters that mean something in a URI names that very file.
 func TestSQLiteOddPath(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "odd name ?x=1#frag%20.db")
-	s, err := approvals.OpenSQLite(path)
+	s, err := sqlite.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}

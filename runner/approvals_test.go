@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcs-go/mcs"
 	"github.com/mcs-go/mcs/approvals"
+	"github.com/mcs-go/mcs/approvals/sqlite"
 	"github.com/mcs-go/mcs/middleware/permission"
 	"github.com/mcs-go/mcs/orchestrator"
 	"github.com/mcs-go/mcs/runner"
@@ -65,7 +66,7 @@ func TestApprovalsBetweenRuns(t *testing.T) {
 	stores := map[string]func(t *testing.T) approvals.Store{
 		"memory": func(*testing.T) approvals.Store { return approvals.NewMemoryStore() },
 		"sqlite": func(t *testing.T) approvals.Store {
-			s, err := approvals.OpenSQLite(filepath.Join(t.TempDir(), "approvals.db"))
+			s, err := sqlite.Open(filepath.Join(t.TempDir(), "approvals.db"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -199,7 +200,7 @@ func walk(v any, f func(string)) {
 // TestApprovalsRunStoreDown: a store that fails fails Run before any request,
 // and nothing runs.
 func TestApprovalsRunStoreDown(t *testing.T) {
-	store, err := approvals.OpenSQLite(filepath.Join(t.TempDir(), "approvals.db"))
+	store, err := sqlite.Open(filepath.Join(t.TempDir(), "approvals.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

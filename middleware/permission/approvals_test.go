@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcs-go/mcs"
 	"github.com/mcs-go/mcs/approvals"
+	"github.com/mcs-go/mcs/approvals/sqlite"
 	"github.com/mcs-go/mcs/middleware/hooks"
 	"github.com/mcs-go/mcs/middleware/permission"
 	"github.com/mcs-go/mcs/orchestrator"
@@ -32,7 +33,7 @@ func stores() []struct {
 	}{
 		{"memory", func(_ *testing.T, opts ...approvals.Option) approvals.Store { return approvals.NewMemoryStore(opts...) }},
 		{"sqlite", func(t *testing.T, opts ...approvals.Option) approvals.Store {
-			s, err := approvals.OpenSQLite(filepath.Join(t.TempDir(), "approvals.db"), opts...)
+			s, err := sqlite.Open(filepath.Join(t.TempDir(), "approvals.db"), opts...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -416,7 +417,7 @@ func (createFails) Create(context.Context, approvals.Request) (approvals.Request
 // TestApprovalsFailClosed: when the store fails, the call fails with a
 // ConsentError naming the store, and never runs.
 func TestApprovalsFailClosed(t *testing.T) {
-	closed, err := approvals.OpenSQLite(filepath.Join(t.TempDir(), "approvals.db"))
+	closed, err := sqlite.Open(filepath.Join(t.TempDir(), "approvals.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 // A call no rule decides waits for a person's approval in a store; once
 // approved, the same call runs, once.
 func ExampleWithApprovals() {
-	store := approvals.NewMemoryStore() // approvals.OpenSQLite("approvals.db") to keep them
+	store := approvals.NewMemoryStore() // sqlite.Open("approvals.db") to keep them
 	m := permission.New(nil,
 		permission.WithRules(permission.Allow("read_*")),
 		permission.WithApprovals(store, time.Hour),

@@ -29,9 +29,10 @@
 //
 // A consent handler blocks the call until someone answers, on the same machine.
 // With [WithApprovals] a call no rule decides waits instead, durably, in an
-// [approvals.Store] (memory, SQLite or PostgreSQL): the tool does not run, a
-// pending request is stored, and the model reads the in-band result [Pending],
-// an [mcs.Signal] of kind [mcs.CodePending]:
+// [approvals.Store] (memory, or SQLite or PostgreSQL from the packages
+// approvals/sqlite and approvals/postgres, which this package does not link):
+// the tool does not run, a pending request is stored, and the model reads the
+// in-band result [Pending], an [mcs.Signal] of kind [mcs.CodePending]:
 //
 //	{"approval_pending": true, "id": "<id>", "message": "The call to '<name>' did not run: it waits for a person's approval, ...", "tool": "<name>"}
 //

@@ -1,4 +1,8 @@
-package approvals
+// Package sqlite is the SQLite store of package approvals: an embedded database
+// file, through a pure-Go SQLite (no cgo). Importing it registers the URL
+// schemes "sqlite:PATH" and "sqlite://PATH" with [approvals.Open]; [Open] opens a
+// file by path.
+package sqlite
 
 import (
 	"context"
@@ -14,16 +18,33 @@ import (
 	"time"
 
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver, pure Go
+
+	"github.com/mcs-go/mcs/approvals"
+	"github.com/mcs-go/mcs/approvals/internal/sqlstore"
 )
 
-// sqliteBusyTimeout is how long a statement waits for another connection's (or
+func init() {
+	approvals.RegisterScheme("sqlite", openURL)
+}
+
+// openURL opens the store of a "sqlite:PATH" or "sqlite://PATH" URL.
+func openURL(_ context.Context, u string, opts ...approvals.Option) (approvals.Store, error) {
+	_, rest, _ := strings.Cut(u, ":")
+	path := strings.TrimPrefix(rest, "//")
+	if path == "" {
+		return nil, fmt.Errorf("approvals: store URL %q names no file (want sqlite:PATH)", u)
+	}
+	return Open(path, opts...)
+}
+
+// busyTimeout is how long a statement waits for another connection's (or
 // process's) write lock before it fails with "database is locked".
-const sqliteBusyTimeout = 10 * time.Second
+const busyTimeout = 10 * time.Second
 
-// sqliteVersion is the schema version kept in PRAGMA user_version.
-const sqliteVersion = 1
+// schemaVersion is the schema version kept in PRAGMA user_version.
+const schemaVersion = 1
 
-const sqliteSchema = `
+const schema = `
 CREATE TABLE IF NOT EXISTS mcs_approvals (
 	id             TEXT PRIMARY KEY,
 	label          TEXT NOT NULL,
@@ -43,18 +64,17 @@ CREATE INDEX IF NOT EXISTS mcs_approvals_claim ON mcs_approvals (fingerprint, st
 CREATE INDEX IF NOT EXISTS mcs_approvals_created ON mcs_approvals (created);
 `
 
-const sqliteColumns = `id, label, tool, arguments, fingerprint, created, expires, state, decided, approve, decided_by, decided_reason, decided_at`
-
-type sqliteStore struct {
-	opts options
+type store struct {
+	cfg  approvals.Config
 	db   *sql.DB
 	path string
 }
 
-var _ Store = (*sqliteStore)(nil)
+var _ approvals.Store = (*store)(nil)
 
-// OpenSQLite opens (creating when missing) the SQLite database at path as a
-// [Store]: the embedded default, through a pure-Go SQLite (no cgo).
+// Open opens (creating when missing) the SQLite database at path as an
+// [approvals.Store]: the embedded default, through a pure-Go SQLite (no cgo).
+// The options are those of package approvals ([approvals.WithClock]).
 //
 // A new file is created with mode 0600 before SQLite opens it, so that it is
 // never readable by others; the write-ahead log and shared-memory files SQLite
@@ -64,7 +84,7 @@ var _ Store = (*sqliteStore)(nil)
 // claim one request at the same moment exactly one wins. A path that is a
 // directory, or a file that is not an SQLite database, is an error that says
 // so. Close the store when done.
-func OpenSQLite(path string, opts ...Option) (Store, error) {
+func Open(path string, opts ...approvals.Option) (approvals.Store, error) {
 	if path == "" {
 		return nil, errors.New("approvals: open sqlite: empty path (give the database file's path)")
 	}
@@ -75,17 +95,20 @@ func OpenSQLite(path string, opts ...Option) (Store, error) {
 	if err := createPrivate(abs); err != nil {
 		return nil, err
 	}
-	o := newOptions(opts)
+	cfg := approvals.Configure(opts...)
+	if cfg.BusyTimeout <= 0 {
+		cfg.BusyTimeout = busyTimeout
+	}
 	q := url.Values{}
 	q.Set("_txlock", "immediate")
-	q.Set("_busy_timeout", fmt.Sprint(o.busy.Milliseconds()))
+	q.Set("_busy_timeout", fmt.Sprint(cfg.BusyTimeout.Milliseconds()))
 	q.Add("_pragma", "synchronous(FULL)")
 	dsn := (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs), RawQuery: q.Encode()}).String()
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("approvals: open sqlite %s: %w", abs, err)
 	}
-	s := &sqliteStore{opts: o, db: db, path: abs}
+	s := &store{cfg: cfg, db: db, path: abs}
 	if err := s.useWAL(); err != nil {
 		db.Close()
 		return nil, err
@@ -119,7 +142,7 @@ func createPrivate(path string) error {
 // until the busy timeout ran out; so the switch does not wait for the lock
 // (busy_timeout 0): it fails at once, releasing what it held, and is tried again
 // after a short random pause, for at most the busy timeout.
-func (s *sqliteStore) useWAL() error {
+func (s *store) useWAL() error {
 	ctx := context.Background()
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
@@ -129,8 +152,8 @@ func (s *sqliteStore) useWAL() error {
 	if _, err := conn.ExecContext(ctx, `PRAGMA busy_timeout = 0`); err != nil {
 		return s.wrapOpen(err)
 	}
-	defer conn.ExecContext(ctx, fmt.Sprintf(`PRAGMA busy_timeout = %d`, s.opts.busy.Milliseconds()))
-	deadline := time.Now().Add(s.opts.busy)
+	defer conn.ExecContext(ctx, fmt.Sprintf(`PRAGMA busy_timeout = %d`, s.cfg.BusyTimeout.Milliseconds()))
+	deadline := time.Now().Add(s.cfg.BusyTimeout)
 	for {
 		var mode string
 		err := conn.QueryRowContext(ctx, `PRAGMA journal_mode = WAL`).Scan(&mode)
@@ -153,7 +176,7 @@ func isBusy(err error) bool {
 
 // migrate creates the schema when the database has none, in one transaction,
 // and rejects a database made by a newer version.
-func (s *sqliteStore) migrate() error {
+func (s *store) migrate() error {
 	ctx := context.Background()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -165,15 +188,15 @@ func (s *sqliteStore) migrate() error {
 		return s.wrapOpen(err)
 	}
 	switch {
-	case version == sqliteVersion:
+	case version == schemaVersion:
 		return nil
-	case version > sqliteVersion:
-		return fmt.Errorf("approvals: open sqlite %s: schema version %d is newer than this program's (%d); use a newer version of the program", s.path, version, sqliteVersion)
+	case version > schemaVersion:
+		return fmt.Errorf("approvals: open sqlite %s: schema version %d is newer than this program's (%d); use a newer version of the program", s.path, version, schemaVersion)
 	}
-	if _, err := tx.ExecContext(ctx, sqliteSchema); err != nil {
+	if _, err := tx.ExecContext(ctx, schema); err != nil {
 		return s.wrapOpen(err)
 	}
-	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, sqliteVersion)); err != nil {
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, schemaVersion)); err != nil {
 		return s.wrapOpen(err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -182,7 +205,7 @@ func (s *sqliteStore) migrate() error {
 	return nil
 }
 
-func (s *sqliteStore) wrapOpen(err error) error {
+func (s *store) wrapOpen(err error) error {
 	if strings.Contains(err.Error(), "not a database") || strings.Contains(err.Error(), "SQLITE_NOTADB") {
 		return fmt.Errorf("approvals: open sqlite %s: the file is not an SQLite database (give another path, or move the file away): %w", s.path, err)
 	}
@@ -191,9 +214,9 @@ func (s *sqliteStore) wrapOpen(err error) error {
 
 // wrap wraps a database error of op, explaining a lock that outlasted the busy
 // timeout.
-func (s *sqliteStore) wrap(op string, err error) error {
+func (s *store) wrap(op string, err error) error {
 	if isBusy(err) {
-		return fmt.Errorf("approvals: %s: the database %s stayed locked by another connection for over %s (a long transaction in another process?); try again: %w", op, s.path, s.opts.busy, err)
+		return fmt.Errorf("approvals: %s: the database %s stayed locked by another connection for over %s (a long transaction in another process?); try again: %w", op, s.path, s.cfg.BusyTimeout, err)
 	}
 	return fmt.Errorf("approvals: %s: %w", op, err)
 }
@@ -209,47 +232,47 @@ func fromMicros(us int64) time.Time {
 
 type scanner interface{ Scan(dest ...any) error }
 
-func scanSQLite(row scanner) (record, error) {
-	var rec record
+func scan(sc scanner) (approvals.Row, error) {
+	var row approvals.Row
 	var created, expires, at int64
 	var decided, approve int64
-	err := row.Scan(&rec.id, &rec.label, &rec.tool, &rec.args, &rec.fingerprint, &created, &expires, &rec.state, &decided, &approve, &rec.by, &rec.reason, &at)
-	rec.created, rec.expires, rec.at = fromMicros(created), fromMicros(expires), fromMicros(at)
-	rec.decided, rec.approve = decided != 0, approve != 0
-	return rec, err
+	err := sc.Scan(&row.ID, &row.Label, &row.Tool, &row.Arguments, &row.Fingerprint, &created, &expires, &row.State, &decided, &approve, &row.By, &row.Reason, &at)
+	row.Created, row.Expires, row.At = fromMicros(created), fromMicros(expires), fromMicros(at)
+	row.Decided, row.Approve = decided != 0, approve != 0
+	return row, err
 }
 
-func (s *sqliteStore) Create(ctx context.Context, r Request) (Request, error) {
-	r, args, err := prepare(r, s.opts.clock())
+func (s *store) Create(ctx context.Context, r approvals.Request) (approvals.Request, error) {
+	r, row, err := approvals.Prepare(r, s.cfg.Now())
 	if err != nil {
-		return Request{}, err
+		return approvals.Request{}, err
 	}
 	_, err = s.db.ExecContext(ctx, `INSERT INTO mcs_approvals (id, label, tool, arguments, fingerprint, created, expires, state) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)`,
-		r.ID, r.Label, r.Tool, string(args), r.Fingerprint, micros(r.Created), micros(r.Expires), string(Pending))
+		row.ID, row.Label, row.Tool, row.Arguments, row.Fingerprint, micros(row.Created), micros(row.Expires), row.State)
 	if err != nil {
-		return Request{}, s.wrap("create", err)
+		return approvals.Request{}, s.wrap("create", err)
 	}
 	return r, nil
 }
 
-func (s *sqliteStore) Get(ctx context.Context, id string) (Request, error) {
-	rec, err := scanSQLite(s.db.QueryRowContext(ctx, `SELECT `+sqliteColumns+` FROM mcs_approvals WHERE id = ?1`, id))
+func (s *store) Get(ctx context.Context, id string) (approvals.Request, error) {
+	rec, err := scan(s.db.QueryRowContext(ctx, `SELECT `+sqlstore.Columns+` FROM mcs_approvals WHERE id = ?1`, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return Request{}, fmt.Errorf("approvals: get %q: %w", id, ErrNotFound)
+		return approvals.Request{}, fmt.Errorf("approvals: get %q: %w", id, approvals.ErrNotFound)
 	}
 	if err != nil {
-		return Request{}, s.wrap(fmt.Sprintf("get %q", id), err)
+		return approvals.Request{}, s.wrap(fmt.Sprintf("get %q", id), err)
 	}
-	return rec.request(s.opts.clock())
+	return rec.Request(s.cfg.Now())
 }
 
-func (s *sqliteStore) List(ctx context.Context, f Filter) ([]Request, error) {
-	if err := checkFilter(f); err != nil {
+func (s *store) List(ctx context.Context, f approvals.Filter) ([]approvals.Request, error) {
+	if err := f.Validate(); err != nil {
 		return nil, err
 	}
-	now := s.opts.clock()
-	where, args := filterSQL(f, now, func(i int) string { return fmt.Sprintf("?%d", i) }, micros(now))
-	query := `SELECT ` + sqliteColumns + ` FROM mcs_approvals` + where + ` ORDER BY created DESC, id DESC`
+	now := s.cfg.Now()
+	where, args := sqlstore.Where(f, func(i int) string { return fmt.Sprintf("?%d", i) }, micros(now))
+	query := `SELECT ` + sqlstore.Columns + ` FROM mcs_approvals` + where + ` ORDER BY created DESC, id DESC`
 	if f.Limit > 0 {
 		query += fmt.Sprintf(" LIMIT %d", f.Limit)
 	}
@@ -258,13 +281,13 @@ func (s *sqliteStore) List(ctx context.Context, f Filter) ([]Request, error) {
 		return nil, s.wrap("list", err)
 	}
 	defer rows.Close()
-	var out []Request
+	var out []approvals.Request
 	for rows.Next() {
-		rec, err := scanSQLite(rows)
+		rec, err := scan(rows)
 		if err != nil {
 			return nil, s.wrap("list", err)
 		}
-		r, err := rec.request(now)
+		r, err := rec.Request(now)
 		if err != nil {
 			return nil, err
 		}
@@ -276,109 +299,78 @@ func (s *sqliteStore) List(ctx context.Context, f Filter) ([]Request, error) {
 	return out, nil
 }
 
-// filterSQL returns the WHERE clause (empty or starting with a space) and its
-// arguments for f; ph renders the i-th placeholder and nowArg is the current
-// time as the database keeps it.
-func filterSQL(f Filter, now time.Time, ph func(int) string, nowArg any) (string, []any) {
-	var conds []string
-	var args []any
-	arg := func(v any) string {
-		args = append(args, v)
-		return ph(len(args))
-	}
-	switch f.State {
-	case Pending, Approved:
-		conds = append(conds, "state = "+arg(string(f.State))+" AND expires > "+arg(nowArg))
-	case Expired:
-		n := arg(nowArg)
-		conds = append(conds, "((state IN ('pending', 'approved') AND expires <= "+n+") OR state = 'expired')")
-	case Denied, Used:
-		conds = append(conds, "state = "+arg(string(f.State)))
-	}
-	if f.Label != "" {
-		conds = append(conds, "label = "+arg(f.Label))
-	}
-	if f.Tool != "" {
-		conds = append(conds, "tool = "+arg(f.Tool))
-	}
-	if len(conds) == 0 {
-		return "", nil
-	}
-	return " WHERE " + strings.Join(conds, " AND "), args
-}
-
-func (s *sqliteStore) Decide(ctx context.Context, id string, d Decision) (Request, error) {
-	now := s.opts.clock()
+func (s *store) Decide(ctx context.Context, id string, d approvals.Decision) (approvals.Request, error) {
+	now := s.cfg.Now()
 	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE: the write lock first
 	if err != nil {
-		return Request{}, s.wrap(fmt.Sprintf("decide %q", id), err)
+		return approvals.Request{}, s.wrap(fmt.Sprintf("decide %q", id), err)
 	}
 	defer tx.Rollback()
-	rec, err := scanSQLite(tx.QueryRowContext(ctx, `SELECT `+sqliteColumns+` FROM mcs_approvals WHERE id = ?1`, id))
+	rec, err := scan(tx.QueryRowContext(ctx, `SELECT `+sqlstore.Columns+` FROM mcs_approvals WHERE id = ?1`, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return Request{}, fmt.Errorf("approvals: decide %q: %w", id, ErrNotFound)
+		return approvals.Request{}, fmt.Errorf("approvals: decide %q: %w", id, approvals.ErrNotFound)
 	}
 	if err != nil {
-		return Request{}, s.wrap(fmt.Sprintf("decide %q", id), err)
+		return approvals.Request{}, s.wrap(fmt.Sprintf("decide %q", id), err)
 	}
-	r, err := rec.request(now)
+	r, err := rec.Request(now)
 	if err != nil {
-		return Request{}, err
+		return approvals.Request{}, err
 	}
-	if r.State != Pending {
-		return Request{}, undecided(r)
+	if err := r.DecideError(); err != nil {
+		return approvals.Request{}, err
 	}
-	d.At = stamp(d.At)
+	d.At = approvals.Stamp(d.At)
 	if d.At.IsZero() {
 		d.At = now
 	}
-	state := Denied
+	state := approvals.Denied
 	if d.Approve {
-		state = Approved
+		state = approvals.Approved
 	}
 	res, err := tx.ExecContext(ctx, `UPDATE mcs_approvals SET state = ?1, decided = 1, approve = ?2, decided_by = ?3, decided_reason = ?4, decided_at = ?5 WHERE id = ?6 AND state = 'pending'`,
 		string(state), d.Approve, d.By, d.Reason, micros(d.At), id)
 	if err != nil {
-		return Request{}, s.wrap(fmt.Sprintf("decide %q", id), err)
+		return approvals.Request{}, s.wrap(fmt.Sprintf("decide %q", id), err)
 	}
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
-		return Request{}, fmt.Errorf("approvals: decide %q: the request changed while it was decided (%d rows, %v)", id, n, err)
+		return approvals.Request{}, fmt.Errorf("approvals: decide %q: the request changed while it was decided (%d rows, %v)", id, n, err)
 	}
 	if err := tx.Commit(); err != nil {
-		return Request{}, s.wrap(fmt.Sprintf("decide %q", id), err)
+		return approvals.Request{}, s.wrap(fmt.Sprintf("decide %q", id), err)
 	}
 	r.State, r.Decision = state, &d
 	return r, nil
 }
 
-func (s *sqliteStore) Claim(ctx context.Context, fingerprint string) (Request, bool, error) {
+func (s *store) Claim(ctx context.Context, fingerprint string) (approvals.Request, bool, error) {
 	if fingerprint == "" {
-		return Request{}, false, errors.New("approvals: claim: empty fingerprint")
+		return approvals.Request{}, false, errors.New("approvals: claim: empty fingerprint")
 	}
-	now := s.opts.clock()
+	now := s.cfg.Now()
 	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE: the write lock first
 	if err != nil {
-		return Request{}, false, s.wrap("claim", err)
+		return approvals.Request{}, false, s.wrap("claim", err)
 	}
 	defer tx.Rollback()
-	rec, err := scanSQLite(tx.QueryRowContext(ctx, `UPDATE mcs_approvals SET state = 'used'
+	rec, err := scan(tx.QueryRowContext(ctx, `UPDATE mcs_approvals SET state = 'used'
 		WHERE id = (SELECT id FROM mcs_approvals WHERE fingerprint = ?1 AND state = 'approved' AND expires > ?2 ORDER BY created DESC, id DESC LIMIT 1)
 		AND state = 'approved'
-		RETURNING `+sqliteColumns, fingerprint, micros(now)))
+		RETURNING `+sqlstore.Columns, fingerprint, micros(now)))
 	if errors.Is(err, sql.ErrNoRows) {
-		return Request{}, false, nil
+		return approvals.Request{}, false, nil
 	}
 	if err != nil {
-		return Request{}, false, s.wrap("claim", err)
+		return approvals.Request{}, false, s.wrap("claim", err)
 	}
-	r, err := rec.request(now)
+	r, err := rec.Request(now)
 	if err != nil {
-		return Request{}, false, err // rolled back: a corrupt request is not used up
+		return approvals.Request{}, false, err // rolled back: a corrupt request is not used up
 	}
 	if err := tx.Commit(); err != nil {
-		return Request{}, false, s.wrap(fmt.Sprintf("claim %q", r.ID), err)
+		return approvals.Request{}, false, s.wrap(fmt.Sprintf("claim %q", r.ID), err)
 	}
 	return r, true, nil
 }
 
-func (s *sqliteStore) Close() error { return s.db.Close() }
+func (s *store) Close() error { return s.db.Close() }
