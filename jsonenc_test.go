@@ -24,7 +24,7 @@ func checkAppendJSON(t *testing.T, v any) {
 func TestAppendJSONMatchesMarshal(t *testing.T) {
 	values := []any{
 		nil, true, false, "", "plain", "quote\" back\\slash", "<a href='x'>&amp;</a>", "\x00\x01\b\f\n\r\t\x1f\x7f",
-		"\u2028\u2029", "héllo wörld ✓ 😀", "bad \xff utf8 \xc3", 0.0, -0.0, 1.0, -1.5, 1e20, 1e21, 1e-6, 1e-7, 123456789012345678.0,
+		"\u2028\u2029", "héllo wörld ✓ 😀", "bad \xff utf8 \xc3", 0.0, math.Copysign(0, -1), 1.0, -1.5, 1e20, 1e21, 1e-6, 1e-7, 123456789012345678.0,
 		math.MaxFloat64, math.SmallestNonzeroFloat64, 3.14159, 42, -7, json.Number("12345678901234567890"), json.Number(""), json.Number("1.5e3"),
 		[]any{}, []any(nil), map[string]any{}, map[string]any(nil),
 		map[string]any{"b": 1.0, "a": []any{"x", map[string]any{"z": nil, "y": true}}, "<": ">"},

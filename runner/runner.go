@@ -131,7 +131,7 @@ func WithStream(show func(text string)) Option {
 	}
 }
 
-// WithNativeTools(true) sends the tools as native tool objects, with the
+// WithNativeTools sends, with on, the tools as native tool objects, with the
 // driver's native system message (mcs.SupportsNativeTools), instead of putting
 // them in the system message (the text protocol, the default).
 //

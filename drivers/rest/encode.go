@@ -238,6 +238,7 @@ func multipartBody(fields []multipartField) ([]byte, string, error) {
 		_, err = pw.Write([]byte(value))
 		return err
 	}
+	//lint:ignore S1021 one calls itself, so it is declared before it is assigned
 	var one func(f multipartField, v any) error
 	one = func(f multipartField, v any) error {
 		switch {

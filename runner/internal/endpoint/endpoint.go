@@ -160,6 +160,8 @@ func BodyLimit(maxReply int) int64 {
 
 // Refusal returns the kind and the detail of an error Client or Bound caused, or
 // ok false for any other error.
+//
+//lint:ignore ST1008 kind is a sentinel that names the refusal, not an outcome
 func Refusal(err error) (kind error, detail string, ok bool) {
 	for _, k := range []error{runner.ErrRedirectRefused, runner.ErrReplyTooLarge} {
 		if errors.Is(err, k) {
