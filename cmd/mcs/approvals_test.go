@@ -208,3 +208,26 @@ func TestApprovalsWithoutStore(t *testing.T) {
 }
 
 var idPattern = regexp.MustCompile(`\b[a-z2-7]{26}\b`)
+
+// TestApprovalsOperatorStack: a stack file with only an [approvals] table
+// naming another stack's store lists and decides its requests, but does not
+// run them: its permission middleware could not use the approval.
+func TestApprovalsOperatorStack(t *testing.T) {
+	file := writeQueueStack(t)
+	ops := filepath.Join(filepath.Dir(file), "ops.toml")
+	if err := os.WriteFile(ops, []byte("[[driver]]\nlabel = \"shelter\"\ntype = \"csv\"\nroot = \"data\"\n[approvals]\nstore = \"sqlite:approvals.db\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := mcsRun(t, "", "--stack", file, "call", "shelter__describe_csv", "path=pets.csv")
+	id := pendingOf(t, r.stdout)
+	if r := mcsRun(t, "", "--stack", ops, "approvals", "approve", id); r.code != 0 {
+		t.Fatalf("approve with the operator's stack: exit %d\n%s", r.code, r.stderr)
+	}
+	r = mcsRun(t, "", "--stack", ops, "approvals", "run", id)
+	if want := ops + ` does not queue calls (its [middleware.permission] has no ask = "queue"), so it cannot use the approval`; r.code != exitUsage || !strings.Contains(r.stderr, want) {
+		t.Errorf("run with the operator's stack: exit %d, stderr %q; want %d and %q", r.code, r.stderr, exitUsage, want)
+	}
+	if r := mcsRun(t, "", "--stack", file, "approvals", "run", id); r.code != 0 {
+		t.Errorf("run with the queueing stack: exit %d\n%s", r.code, r.stderr)
+	}
+}

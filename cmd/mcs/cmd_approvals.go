@@ -214,7 +214,8 @@ func newApprovalsRun(a *app) *cobra.Command {
 middleware (audit, validation, permission, auth), without a model, and prints the
 result as mcs call does. The approval is used: the same call made later waits for
 a new one. A request that is not approved (pending, denied, expired) or was used
-already does not run.
+already does not run. The stack must be one whose calls wait in the store
+(ask = "queue"): its permission middleware uses the approval.
 
 Exit code 1 when the request cannot run or the tool fails, as for mcs call.`,
 		Example: `  mcs approvals run q3v6dnf3pjz5nbxwc4ckaumvxe`,
@@ -233,6 +234,11 @@ Exit code 1 when the request cannot run or the tool fails, as for mcs call.`,
 			if err := runnable(r); err != nil {
 				return err
 			}
+			if !a.st.Approvals.Queue {
+				// Its permission middleware would neither claim the approval nor
+				// stop the call: it would run, and stay approved.
+				return fmt.Errorf(`%s does not queue calls (its [middleware.permission] has no ask = "queue"), so it cannot use the approval: run the request with the stack file whose calls wait in this store`, a.st.File)
+			}
 			td, err := a.toolDriver(ctx)
 			if err != nil {
 				return err
@@ -243,7 +249,15 @@ Exit code 1 when the request cannot run or the tool fails, as for mcs call.`,
 			if errors.As(err, &ce) && ce.Reason == permission.ReasonNotApproved {
 				return failed("%s did not run: the approval %s could not be used: it was used meanwhile, or the call no longer matches it (the tool's definition changed); mcs approvals show %s tells which", name, r.ID, r.ID)
 			}
-			return a.report(name, res, err)
+			if err := a.report(name, res, err); err != nil {
+				return err
+			}
+			if now, err := store.Get(ctx, r.ID); err == nil && now.State == approvals.Approved {
+				// A rule of the stack allows the call now: it ran without the
+				// approval, which stays unused.
+				fmt.Fprintf(a.stderr, "mcs: %s ran because a rule of the stack allows it now; approval %s was not needed and stays unused\n", name, safeText(r.ID))
+			}
+			return nil
 		},
 	}
 }
