@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"database/sql"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -9,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver, to lock the store
 )
 
 // queueStack is a stack file whose permission middleware makes every call but
@@ -229,5 +232,41 @@ func TestApprovalsOperatorStack(t *testing.T) {
 	}
 	if r := mcsRun(t, "", "--stack", file, "approvals", "run", id); r.code != 0 {
 		t.Errorf("run with the queueing stack: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// TestApprovalsLocked: a store another process holds locked past the busy
+// timeout fails the decision with exit 1 and says to try again; nothing is
+// decided.
+func TestApprovalsLocked(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for the store's busy timeout; skipped with -short")
+	}
+	ctx := context.Background()
+	file := writeQueueStack(t)
+	id := pendingOf(t, mcsRun(t, "", "--stack", file, "call", "shelter__describe_csv", "path=pets.csv").stdout)
+
+	db, err := sql.Open("sqlite", filepath.Join(filepath.Dir(file), "approvals.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "BEGIN EXCLUSIVE"); err != nil {
+		t.Fatal(err)
+	}
+	r := mcsRun(t, "", "--stack", file, "approvals", "approve", id)
+	if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	if r.code != exitFailed || !strings.Contains(r.stderr, "stayed locked") || !strings.Contains(r.stderr, "try again") {
+		t.Errorf("approve under another process's lock: exit %d, stderr %q; want %d and a message to try again", r.code, r.stderr, exitFailed)
+	}
+	if r := mcsRun(t, "", "--stack", file, "approvals", "show", id); !strings.Contains(r.stdout, "pending") {
+		t.Errorf("after the failed approval: %s; want the request still pending", r.stdout)
 	}
 }
