@@ -156,11 +156,10 @@ func (s *Stack) ApprovalStore(ctx context.Context) (approvals.Store, error) {
 	}
 	store, err := approvals.Open(ctx, s.Approvals.Store)
 	if err != nil {
-		where := s.File
-		if s.Approvals.Line > 0 {
-			where = fmt.Sprintf("%s:%d", s.File, s.Approvals.Line)
+		if s.Approvals.Line == 0 {
+			return nil, fmt.Errorf("stack %s: the approval store of ask = \"queue\" (%s, the default without an [approvals] table): %w", s.File, DefaultApprovalsFile, err)
 		}
-		return nil, fmt.Errorf("stack %s: [approvals] store: %w", where, err)
+		return nil, fmt.Errorf("stack %s:%d: [approvals] store: %w", s.File, s.Approvals.Line, err)
 	}
 	s.store = store
 	s.mu.Lock()
