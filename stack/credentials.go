@@ -21,6 +21,9 @@ const credentialAdvice = `set credentials = "env" on the driver and put the toke
 // adviceFor is credentialAdvice for a value at path in the document: inside a
 // [[driver]] table with a label it names that driver's variable.
 func adviceFor(root *Table, path string) string {
+	if strings.HasPrefix(path, "approvals.") {
+		return "put the password in the environment variable PGPASSWORD (or in ~/.pgpass), where the PostgreSQL client reads it"
+	}
 	i, ok := driverIndex(path)
 	if !ok {
 		return credentialAdvice

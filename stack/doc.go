@@ -50,6 +50,11 @@
 //	allow = ["files__read_file"]
 //	deny = ["*delete*"]                       # deny rules are tried first
 //	ask = true                                # ask Host.Consent for the rest
+//	                                          # "queue": the rest waits for an approval
+//
+//	[approvals]                                # where calls that wait are kept (ask = "queue")
+//	store = "sqlite:approvals.db"             # relative to the stack file; "postgres://...", "memory:"
+//	ttl = "24h"                               # how long a request waits for a decision
 //
 // Every [[driver]] has a label (letters, digits and '-', at most 32, unique)
 // and a type; the other keys belong to the type (see [DriverTypes] and the
@@ -74,6 +79,23 @@
 // lists. An MCP server's elicitation requests are answered by the permission
 // middleware's consent handler when its table has ask = true, and declined
 // otherwise.
+//
+// # Approvals
+//
+// With ask = "queue" in [middleware.permission], a call no rule decides does not
+// run and asks nobody: it waits, as a pending request, in the stack's approval
+// store, and the model reads that it waits (see middleware/permission's
+// WithApprovals). A person decides elsewhere (mcs approvals approve ID, or any
+// program with the same store), and the same call then runs once. The store is
+// the [approvals] table's: store is a URL for approvals.Open, a relative SQLite
+// path resolved against the stack file's directory; ttl is how long a request
+// waits for a decision and an approval for its run (default 24h). Without the
+// table the store is sqlite:mcs-approvals.db ([DefaultApprovalsFile]) next to
+// the stack file. [Stack.ApprovalStore] opens the store (once; the permission
+// middleware uses the same) and [Stack.Close] closes it. An [approvals] table
+// without ask = "queue" only names the store, for programs that decide. The
+// SQLite file is an effect (EffectWrite) of the stack; a PostgreSQL store sends
+// PGPASSWORD (EffectCredential).
 //
 // # Problems
 //

@@ -3,6 +3,7 @@ package stack
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/mcs-go/mcs"
 	"github.com/mcs-go/mcs/middleware/permission"
@@ -11,7 +12,7 @@ import (
 func init() {
 	RegisterMiddlewareKind(MiddlewareKind{
 		Name:    "permission",
-		Summary: "consent before a call (read_only = true runs tools annotated read-only; allow, deny: glob patterns; ask = true asks the user for the rest; timeout)",
+		Summary: "consent before a call (read_only = true runs tools annotated read-only; allow, deny: glob patterns; ask = true asks the user for the rest, ask = \"queue\" makes them wait for an approval; timeout)",
 		Rank:    20,
 		Decode:  decodePermission,
 	})
@@ -21,7 +22,8 @@ var _ MiddlewareConfig = (*permissionConfig)(nil)
 
 type permissionConfig struct {
 	rules []permission.Rule
-	ask   bool
+	ask   bool // ask = true: Host.Consent
+	queue bool // ask = "queue": the approval store
 	opts  []permission.Option
 }
 
@@ -31,6 +33,7 @@ type permissionConfig struct {
 //	read_only = true          # then: run the tools annotated read-only without asking
 //	allow = ["pets__find*"]   # then: glob patterns; "pets__x" and "pets:x" name the driver labelled pets
 //	ask = true                # ask the user for every call no rule decides
+//	                          # ask = "queue": such a call waits for an approval (see [Approvals])
 //	timeout = "2m"            # wait at most this long for an answer
 //
 // Rules are tried in the order deny, read_only, allow; the first that matches
@@ -42,7 +45,10 @@ type permissionConfig struct {
 // the listing. read_only trusts the drivers' annotations: REST derives
 // them from the HTTP method (GET, HEAD, OPTIONS read), the filesystem driver
 // marks its reading tools, the CSV driver all of its tools. Without ask, a call
-// no rule allows fails closed.
+// no rule allows fails closed. With ask = "queue", it does not run: it waits in
+// the stack's approval store (the [approvals] table, by default
+// mcs-approvals.db next to the stack file) for a decision made elsewhere (mcs
+// approvals approve), and the model reads that it waits.
 func decodePermission(t *Table) MiddlewareConfig {
 	c := &permissionConfig{}
 	for _, p := range t.Strings("deny") {
@@ -63,7 +69,18 @@ func decodePermission(t *Table) MiddlewareConfig {
 			t.Errorf(key, "pattern %q is malformed; use * ? and [...] as in a file glob", r.Pattern())
 		}
 	}
-	c.ask = t.Bool("ask")
+	switch v, _ := t.get("ask"); v := v.(type) {
+	case nil:
+	case bool:
+		c.ask = v
+	case string:
+		if v != "queue" {
+			t.Errorf("ask", `%q is not a way to ask; use ask = true (ask on the terminal), ask = "queue" (wait for an approval) or ask = false`, v)
+		}
+		c.queue = v == "queue"
+	default:
+		t.Errorf("ask", `must be true, false or "queue" (got %s)`, describe(v))
+	}
 	if d := t.Duration("timeout"); d > 0 {
 		c.opts = append(c.opts, permission.WithTimeout(d))
 	}
@@ -71,10 +88,17 @@ func decodePermission(t *Table) MiddlewareConfig {
 	return c
 }
 
-func (c *permissionConfig) asks() bool { return c.ask }
+func (c *permissionConfig) asks() bool   { return c.ask }
+func (c *permissionConfig) queues() bool { return c.queue }
 
 func (c *permissionConfig) Middleware(_ context.Context, b *Builder) (mcs.ToolMiddleware, error) {
 	var consent permission.ConsentFunc
+	if c.queue {
+		if b.approvals == nil {
+			return nil, errors.New(`ask = "queue", but the stack has no approval store`)
+		}
+		return permission.New(nil, append(slices.Clip(c.opts), permission.WithApprovals(b.approvals, b.approvalTTL))...), nil
+	}
 	if c.ask {
 		consent = b.Host().Consent
 		if consent == nil {

@@ -8,8 +8,10 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/mcs-go/mcs"
+	"github.com/mcs-go/mcs/approvals"
 	"github.com/mcs-go/mcs/middleware/permission"
 	"github.com/mcs-go/mcs/orchestrator"
 )
@@ -227,6 +229,11 @@ type Builder struct {
 	// (ask = true); drivers whose servers ask the user (MCP elicitation) get it
 	// too. Middleware is built before the drivers.
 	consent permission.ConsentFunc
+	// approvals and approvalTTL are the stack's approval store and its ttl when
+	// the permission middleware queues (ask = "queue"); opened before the
+	// middleware is built.
+	approvals   approvals.Store
+	approvalTTL time.Duration
 	// prefixed says the drivers' tools are published as <label>__<tool>
 	// (namespacing with several drivers, or always_namespacing).
 	prefixed bool

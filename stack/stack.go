@@ -15,6 +15,7 @@ import (
 	"github.com/pelletier/go-toml/v2"
 
 	"github.com/mcs-go/mcs"
+	"github.com/mcs-go/mcs/approvals"
 	"github.com/mcs-go/mcs/orchestrator"
 )
 
@@ -39,6 +40,10 @@ type Stack struct {
 	Strategy []string
 	// Middleware are the middleware kinds, outermost first.
 	Middleware []string
+	// Approvals is the stack's approval store: the [approvals] table, or the
+	// default of ask = "queue" in [middleware.permission]; nil when there is
+	// neither. Open it with [Stack.ApprovalStore].
+	Approvals *Approvals
 	// Host is what the program provides to the built stack (consent, stderr, the
 	// HTTP client). Set it before Build.
 	Host Host
@@ -48,6 +53,9 @@ type Stack struct {
 
 	mu      sync.Mutex
 	closers []func() error
+
+	storeMu sync.Mutex
+	store   approvals.Store // opened by ApprovalStore, closed by Close
 }
 
 // DriverDecl is one [[driver]] table.
@@ -90,8 +98,9 @@ var labelPattern = regexp.MustCompile(`^[A-Za-z0-9-]{1,32}$`)
 //
 // The file holds one or more [[driver]] tables (label, type and the keys of the
 // type), an optional [orchestrator] table (strategy, layers innermost first, and
-// the layers' settings) and an optional [middleware] table (order, outermost
-// first, and one [middleware.<kind>] table per kind). A value that looks like a
+// the layers' settings), an optional [middleware] table (order, outermost
+// first, and one [middleware.<kind>] table per kind) and an optional [approvals]
+// table (store, ttl: where calls that wait for approval are kept). A value that looks like a
 // credential is refused wherever it appears; the message says how to move it to
 // the environment.
 func Parse(name string, data []byte) (*Stack, error) {
@@ -119,6 +128,7 @@ func Parse(name string, data []byte) (*Stack, error) {
 	s.parseDrivers(root, &errs)
 	s.parseOrchestrator(root, &errs)
 	s.parseMiddleware(root, &errs)
+	s.parseApprovals(root)
 	root.Has("driver")
 	root.Has("orchestrator")
 	root.Has("middleware")
@@ -355,6 +365,13 @@ func (s *Stack) build(ctx context.Context, b *Builder) (mcs.Driver, error) {
 	if len(s.Drivers) == 0 {
 		return nil, fmt.Errorf("stack %s: no drivers to build", s.File)
 	}
+	if s.Approvals != nil && s.Approvals.Queue {
+		store, err := s.ApprovalStore(ctx)
+		if err != nil {
+			return nil, err
+		}
+		b.approvals, b.approvalTTL = store, s.Approvals.TTL
+	}
 	mws := make([]mcs.ToolMiddleware, 0, len(s.mws))
 	for i, mc := range s.mws {
 		mw, err := mc.Middleware(ctx, b)
@@ -404,7 +421,8 @@ func (s *Stack) build(ctx context.Context, b *Builder) (mcs.Driver, error) {
 }
 
 // AsksConsent reports whether the built stack would ask [Host.Consent] about
-// calls: its permission middleware has ask = true. A program whose terminal is
+// calls: its permission middleware has ask = true (ask = "queue" asks nobody:
+// the calls wait in the approval store). A program whose terminal is
 // not free to ask on (one that serves the stack over stdio) refuses such a
 // stack before building it.
 func (s *Stack) AsksConsent() bool {
@@ -424,7 +442,7 @@ func closeWith(b *Builder, v any) {
 }
 
 // Close releases what the Builds of the stack opened (file roots, audit files,
-// in reverse order) and returns their errors joined. The built drivers must not
+// the approval store, in reverse order) and returns their errors joined. The built drivers must not
 // be used afterwards. Close is safe to call more than once.
 func (s *Stack) Close() error {
 	s.mu.Lock()

@@ -146,7 +146,7 @@ allow = ["[a"]
 		{
 			name: "unknown top-level key",
 			file: "[[driver]]\nlabel = \"a\"\ntype = \"csv\"\nroot = \".\"\n[servers]\nx = 1\n",
-			want: []string{`s.toml:5: key "servers": unknown key; the keys here are driver, middleware, orchestrator`},
+			want: []string{`s.toml:5: key "servers": unknown key; the keys here are approvals, driver, middleware, orchestrator`},
 		},
 	}
 	for _, tc := range tests {

@@ -74,6 +74,9 @@ func (e Effect) String() string {
 	case EffectWrite:
 		return fmt.Sprintf("%s writes %s", where, e.Path)
 	case EffectCredential:
+		if e.Path == "" {
+			return fmt.Sprintf("%s sends %s to the hosts it names", where, strings.Join(e.Env, ", "))
+		}
 		if len(e.Env) == 0 {
 			return fmt.Sprintf("%s sends the token of a sign-in (credentials = %q) to the hosts it names", where, e.Path)
 		}
@@ -93,7 +96,9 @@ type effecter interface {
 // [middleware.hooks] (not "-"), REST token stores and tool-table cache
 // directories (cache_dir; the default cache, under the user's cache directory,
 // is not reported), the roots of filesystem drivers that are not read-only, and
-// the credentials REST and MCP drivers send (EffectCredential).
+// the credentials REST and MCP drivers send (EffectCredential), then the file
+// of an SQLite approval store (EffectWrite) or, for a PostgreSQL one, the
+// password the client sends from PGPASSWORD (EffectCredential).
 // A driver type or middleware kind the program registered that does not report
 // its effects is an EffectUnknown. Nothing is opened or started. Safe to call
 // before or after Build.
@@ -109,6 +114,9 @@ func (s *Stack) Effects() []Effect {
 			name = s.Middleware[i]
 		}
 		out = append(out, effectsOf(mc, Effect{Table: "[middleware." + name + "]"})...)
+	}
+	if s.Approvals != nil {
+		out = append(out, s.Approvals.effects(Effect{})...)
 	}
 	return out
 }

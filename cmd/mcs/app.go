@@ -19,9 +19,10 @@ import (
 
 // Exit codes of mcs.
 const (
-	exitOK     = 0 // success
-	exitFailed = 1 // a tool failed or was denied; health WARNING or UNKNOWN
-	exitUsage  = 2 // a usage or stack error; health ERROR
+	exitOK      = 0 // success
+	exitFailed  = 1 // a tool failed or was denied; health WARNING or UNKNOWN
+	exitUsage   = 2 // a usage or stack error; health ERROR
+	exitPending = 3 // the call waits for approval (mcs call); it did not run
 
 	exitInterrupted = 130 // interrupted (Ctrl-C), as shells report it: 128 + SIGINT
 )
@@ -134,7 +135,7 @@ behind an audit log and a permission policy.
 
 Exit codes: 0 success, 1 a tool failed, was denied, needs authentication or got invalid
 arguments (health: WARNING or UNKNOWN), 2 a usage or stack error (health: ERROR),
-130 interrupted (Ctrl-C).`,
+3 the call waits for approval (mcs call; see mcs approvals), 130 interrupted (Ctrl-C).`,
 		Example: `  mcs tools
   mcs call pets__findPetsByStatus status=available
   mcs inspect

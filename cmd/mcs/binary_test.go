@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -158,4 +159,84 @@ func TestBinary(t *testing.T) {
 		t.Errorf("after SIGTERM: %v\nstderr:\n%s", err, tail.String())
 	}
 	cs.Close()
+}
+
+// TestBinaryApprovals runs the approval round trip through the built command,
+// each step a process of its own sharing the SQLite store: a call waits (exit
+// 3, an id), another process approves it, the same call runs once, and a third
+// identical call waits again under a new id. The same stack served over stdio
+// queues the calls of an MCP client: nothing reads the terminal.
+func TestBinaryApprovals(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary; skipped with -short")
+	}
+	bin := buildBinary(t)
+	file := writeQueueStack(t)
+	runBin := func(args ...string) result {
+		t.Helper()
+		cmd := exec.Command(bin, append([]string{"--stack", file}, args...)...)
+		cmd.Dir = t.TempDir()
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		err := cmd.Run()
+		code := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return result{stdout: out.String(), stderr: errOut.String(), code: code}
+	}
+	call := []string{"call", "shelter__describe_csv", "path=pets.csv"}
+
+	r := runBin(call...)
+	if r.code != 3 {
+		t.Fatalf("first call: exit %d, want 3\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	id := pendingOf(t, r.stdout)
+	if !strings.Contains(r.stderr, "waits for approval "+id) {
+		t.Errorf("first call: stderr does not name the id %s:\n%s", id, r.stderr)
+	}
+
+	if r := runBin("approvals", "approve", id, "--reason", "end to end"); r.code != 0 {
+		t.Fatalf("approve: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+
+	r = runBin(call...)
+	if r.code != 0 || !strings.Contains(r.stdout, `"row_count": 2`) {
+		t.Fatalf("approved call: exit %d, want 0 and the result\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+
+	r = runBin(call...)
+	if r.code != 3 {
+		t.Fatalf("third call: exit %d, want 3\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if again := pendingOf(t, r.stdout); again == id {
+		t.Errorf("third call answered the used request %s; want a new one", id)
+	}
+
+	r = runBin("approvals", "list", "--json")
+	var list []struct{ ID, State string }
+	if err := json.Unmarshal([]byte(r.stdout), &list); err != nil || len(list) != 2 || list[1].ID != id || list[1].State != "used" || list[0].State != "pending" {
+		t.Errorf("list after the round trip: %v\n%s", err, r.stdout)
+	}
+
+	serve := exec.Command(bin, "--stack", file, "serve-mcp")
+	var serveErr bytes.Buffer
+	serve.Stderr = &serveErr
+	cs, err := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "host", Version: "1"}, nil).
+		Connect(context.Background(), &mcpsdk.CommandTransport{Command: serve}, nil)
+	if err != nil {
+		t.Fatalf("connect to mcs serve-mcp: %v\nstderr:\n%s", err, serveErr.String())
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(context.Background(), &mcpsdk.CallToolParams{Name: "archive__describe_csv", Arguments: map[string]any{"path": "pets.csv"}})
+	if err != nil || len(res.Content) == 0 {
+		t.Fatalf("call over stdio: %+v, %v\nstderr:\n%s", res, err, serveErr.String())
+	}
+	text, _ := res.Content[0].(*mcpsdk.TextContent)
+	if text == nil || !strings.Contains(text.Text, `"approval_pending":true`) {
+		t.Errorf("call over stdio: %+v; want a pending result", res.Content[0])
+	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -22,6 +23,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcs-go/mcs"
+	"github.com/mcs-go/mcs/approvals"
 	"github.com/mcs-go/mcs/drivers/rest"
 	"github.com/mcs-go/mcs/internal/chat"
 	"github.com/mcs-go/mcs/internal/replay"
@@ -418,5 +420,84 @@ func TestChatRoundSpansNest(t *testing.T) {
 	want := []string{"chat gpt-test < ", "chat gpt-test < ", "execute_tool findPetsByStatus < chat gpt-test"}
 	if diff := cmp.Diff(want, tree); diff != "" {
 		t.Errorf("span tree, name < parent (-want +got):\n%s\noutput:\n%s", diff, out.String())
+	}
+}
+
+// approveBetween is the chat's input: first, then, when the chat first reads
+// after first (the first question's rounds are over), approve runs before the
+// rest is read.
+type approveBetween struct {
+	first, rest *strings.Reader
+	approve     func()
+	once        sync.Once
+}
+
+func (r *approveBetween) Read(p []byte) (int, error) {
+	if r.first.Len() > 0 {
+		return r.first.Read(p)
+	}
+	r.once.Do(r.approve)
+	return r.rest.Read(p)
+}
+
+// TestChatApprovals: with ask = "queue" the model's call waits and the round
+// ends; a person approves it (through the store, as another process would)
+// before the next line, and the chat runs it once, before the model's next
+// request, which reads its result.
+func TestChatApprovals(t *testing.T) {
+	f := newChatFixture(t, append(chatReplies(t), replay.SSE(t, "testdata/chat/answer_sold.sse"))...)
+	data, err := os.ReadFile(f.stackFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	queued := strings.Replace(string(data), "ask = true", "ask = \"queue\"\n[approvals]\nstore = \"sqlite:approvals.db\"", 1)
+	if err := os.WriteFile(f.stackFile, []byte(queued), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var approved []string
+	in := &approveBetween{first: strings.NewReader("Which pets are sold?\n"), rest: strings.NewReader("And now?\n"), approve: func() {
+		ctx := context.Background()
+		store, err := approvals.Open(ctx, "sqlite:"+filepath.Join(filepath.Dir(f.stackFile), "approvals.db"))
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer store.Close()
+		pending, err := store.List(ctx, approvals.Filter{State: approvals.Pending})
+		if err != nil {
+			t.Error(err)
+		}
+		for _, r := range pending {
+			if _, err := store.Decide(ctx, r.ID, approvals.Decision{Approve: true, By: "test"}); err != nil {
+				t.Error(err)
+			}
+			approved = append(approved, r.ID)
+		}
+	}}
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"chat", "--stack", f.stackFile, "--model", "gpt-test", "--base-url", f.llm.URL + "/v1", "--native"}, in, &out, &errOut)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errOut.String())
+	}
+	if len(approved) != 1 {
+		t.Fatalf("approved %v between the questions; want one pending request\nstdout:\n%s", approved, out.String())
+	}
+	if q := f.queries(); !cmp.Equal(q, []string{"/pets/findByStatus?status=sold"}) {
+		t.Errorf("pet store queries %v; want the approved call once", q)
+	}
+	bodies := f.llm.Bodies(t)
+	if len(bodies) != 3 {
+		t.Fatalf("%d model requests, want 3", len(bodies))
+	}
+	msgs, _ := bodies[1]["messages"].([]any)
+	if res, _ := msgs[len(msgs)-1].(map[string]any); !strings.Contains(fmt.Sprint(res["content"]), `"approval_pending":true`) {
+		t.Errorf("the first question's tool result: %v; want the pending signal", res)
+	}
+	msgs, _ = bodies[2]["messages"].([]any)
+	last, _ := msgs[len(msgs)-1].(map[string]any)
+	if text := fmt.Sprint(last["content"]); last["role"] != "user" ||
+		!strings.Contains(text, "The approved call to 'pets__findPetsByStatus' (approval "+approved[0]+") ran.") ||
+		!strings.Contains(text, "Rex") || !strings.Contains(text, "And now?") {
+		t.Errorf("the second question's last message: %v; want the approved call's result, then the question", last)
 	}
 }

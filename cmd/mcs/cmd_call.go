@@ -32,9 +32,11 @@ Arguments are checked against the tool's schema before it runs (the validate
 middleware, on in every stack whose file gives no middleware order); a call
 that breaks it does not run, and each problem is printed on a line of its own.
 
-Exit code 1 when the tool fails, is denied, needs authentication, waits for
-approval or its arguments are invalid (also a key=value pair or an --args object that cannot be
-read).`,
+Exit code 1 when the tool fails, is denied, needs authentication or its arguments
+are invalid (also a key=value pair or an --args object that cannot be read). Exit
+code 3 when the call waits for approval (ask = "queue" in the stack's permission
+table): it did not run, the result on stdout holds the approval's id, and once
+the request is approved (mcs approvals approve ID) the same call runs once.`,
 		Example: `  mcs call pets__findPetsByStatus status=available
   mcs call pets__addPet name=Rex species=dog
   mcs call shelter__read_csv_head --args '{"path": "adoptions.csv", "limit": 3}'
@@ -137,10 +139,17 @@ func decodeArgs(text string) (map[string]any, error) {
 }
 
 // runTool executes a tool through the stack, prints the result on stdout and
-// returns an exit-code-1 error when the tool failed, was denied, needs
-// authentication or waits for approval (told by mcs.CodeOf).
+// returns the error of [app.report].
 func (a *app) runTool(ctx context.Context, td mcs.ToolDriver, name string, args map[string]any) error {
 	res, err := td.ExecuteTool(ctx, name, args)
+	return a.report(name, res, err)
+}
+
+// report prints the result of a call of name on stdout and returns an
+// exit-code-1 error when the tool failed, was denied or needs authentication,
+// and an exit-code-3 error naming the approval id when the call waits for
+// approval (told by mcs.CodeOf).
+func (a *app) report(name string, res any, err error) error {
 	if err != nil {
 		var ce *permission.ConsentError
 		if errors.As(err, &ce) {
@@ -159,9 +168,24 @@ func (a *app) runTool(ctx context.Context, td mcs.ToolDriver, name string, args 
 	case mcs.CodeChallenge:
 		return failed("%s needs authentication: follow the message above", name)
 	case mcs.CodePending:
-		return failed("%s waits for approval: follow the message above", name)
+		id := safeText(pendingID(res))
+		return &exitError{code: exitPending, err: fmt.Errorf("%s waits for approval %s: it did not run; approve it with mcs approvals approve %s, then call it again (it runs once), or run it with mcs approvals run %s", name, id, id, id)}
 	}
 	return nil
+}
+
+// pendingID is the approval id of a pending result: the "id" of the Data of
+// an mcs.Signal.
+func pendingID(res any) string {
+	var sig mcs.Signal
+	switch r := res.(type) {
+	case mcs.Signal:
+		sig = r
+	case *mcs.Signal:
+		sig = *r
+	}
+	id, _ := sig.Data["id"].(string)
+	return id
 }
 
 // invalidArguments is the message of a call the validation refused: a line

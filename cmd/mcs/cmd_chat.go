@@ -46,8 +46,11 @@ line, then its outcome:
   ← 200 bytes
 
 A call the stack's permission middleware leaves open (ask = true) is asked on the
-terminal, and answered from the same input. The conversation is kept for the
-session. /tools lists the tools, /reset starts a new conversation, /quit, Ctrl-D
+terminal, and answered from the same input. With ask = "queue" such a call does
+not run: it waits for approval, and the model tells you its id; once a person
+approves it (mcs approvals approve ID, in another terminal or on another machine
+sharing the store), it runs once, before the model answers your next line. The
+conversation is kept for the session. /tools lists the tools, /reset starts a new conversation, /quit, Ctrl-D
 or Ctrl-C ends the chat.
 
 --provider openai speaks the Chat Completions API (OpenAI, Ollama, vLLM, llama.cpp
@@ -128,6 +131,16 @@ func (a *app) chat(ctx context.Context, f chatFlags) error {
 	if err != nil {
 		return err
 	}
+	var opts []runner.Option
+	if ap := a.st.Approvals; ap != nil && ap.Queue {
+		// The calls approved since the last question run once, their results in
+		// the history before the model's next request.
+		store, err := a.approvalStore(ctx)
+		if err != nil {
+			return err
+		}
+		opts = append(opts, runner.WithApprovals(store))
+	}
 	err = chat.Run(ctx, chat.Config{
 		Driver:      d,
 		Model:       model,
@@ -138,6 +151,7 @@ func (a *app) chat(ctx context.Context, f chatFlags) error {
 		MaxRounds:   f.maxRound,
 		BaseURLHint: hint,
 		RoundHooks:  []runner.RoundHook{roundSpans(provider)},
+		Options:     opts,
 	})
 	if err != nil {
 		return &exitError{code: exitFailed, err: err}

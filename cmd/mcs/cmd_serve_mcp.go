@@ -63,7 +63,9 @@ their servers; nothing else is written to stdout, and logs go to stderr. The
 terminal then cannot ask for consent, so a stack whose [middleware.permission]
 has ask = true is refused: allow the tools with rules (read_only, allow, deny;
 a call no rule allows fails closed), or serve over --http, where questions are
-asked on this terminal. The MCP servers of mcp drivers that ask the user
+asked on this terminal. ask = "queue" works over stdio: a call no rule decides
+waits for approval (the client's model reads its id), a person decides with mcs
+approvals approve ID, and the same call then runs once. The MCP servers of mcp drivers that ask the user
 (elicitation) are declined in stdio mode.
 
 With --http ADDR it serves streamable HTTP on ADDR (the endpoint is every
@@ -117,7 +119,7 @@ then the stack is closed.`,
 				return err
 			}
 			if stdio && st.AsksConsent() {
-				return fmt.Errorf("%s asks for consent (ask = true in [middleware.permission]), but over stdio stdin and stdout carry the MCP protocol and nobody can answer; allow the tools with rules (read_only, allow) instead, or serve over --http ADDR", st.File)
+				return fmt.Errorf("%s asks for consent (ask = true in [middleware.permission]), but over stdio stdin and stdout carry the MCP protocol and nobody can answer; allow the tools with rules (read_only, allow) instead, make the calls wait for approval with ask = \"queue\", or serve over --http ADDR", st.File)
 			}
 			td, err := a.toolDriver(c.Context())
 			if err != nil {

@@ -12,9 +12,11 @@
 //	mcs process [FILE|-]         what a model reply would do
 //	mcs health                   healthcheck of the stack
 //	mcs serve-mcp [--http ADDR]  serve the stack's tools to MCP clients
+//	mcs approvals list|show|approve|deny|run   the calls that wait for approval
 //
 // Exit codes: 0 success, 1 a tool failed or was denied (health: WARNING or
-// UNKNOWN), 2 a usage or stack error (health: ERROR), 130 interrupted (Ctrl-C).
+// UNKNOWN), 2 a usage or stack error (health: ERROR), 3 the call waits for
+// approval (mcs call), 130 interrupted (Ctrl-C).
 package main
 
 import (

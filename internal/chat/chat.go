@@ -43,6 +43,9 @@ type Config struct {
 	// RoundHooks run around every model request (runner.WithRoundHook), in order:
 	// the place for a "chat {model}" span under which the tool calls' spans nest.
 	RoundHooks []runner.RoundHook
+	// Options are further runner options, after those above (such as
+	// runner.WithApprovals for a stack whose calls wait for approval).
+	Options []runner.Option
 }
 
 // Commands the chat understands.
@@ -77,6 +80,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if !cfg.NoStream {
 		opts = append(opts, runner.WithStream(func(s string) { c.out.text(s) }))
 	}
+	opts = append(opts, cfg.Options...)
 	c.r = runner.New(cfg.Driver, cfg.Model, opts...)
 	c.out.printf("mcs chat with %s (%s)\n", cfg.Model.Name(), help)
 	for {
