@@ -271,32 +271,14 @@ func (s *store) List(ctx context.Context, f approvals.Filter) ([]approvals.Reque
 		return nil, err
 	}
 	now := s.cfg.Now()
-	where, args := sqlstore.Where(f, func(i int) string { return fmt.Sprintf("?%d", i) }, micros(now))
-	query := `SELECT ` + sqlstore.Columns + ` FROM mcs_approvals` + where + ` ORDER BY created DESC, id DESC`
-	if f.Limit > 0 {
-		query += fmt.Sprintf(" LIMIT %d", f.Limit)
-	}
+	query, args := sqlstore.ListQuery(f, func(i int) string { return fmt.Sprintf("?%d", i) }, micros(now))
 	rows, err := s.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, s.wrap("list", err)
 	}
 	defer rows.Close()
-	var out []approvals.Request
-	for rows.Next() {
-		rec, err := scan(rows)
-		if err != nil {
-			return nil, s.wrap("list", err)
-		}
-		r, err := rec.Request(now)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, s.wrap("list", err)
-	}
-	return out, nil
+	return sqlstore.Collect(rows, func(r *sql.Rows) (approvals.Row, error) { return scan(r) }, now,
+		func(err error) error { return s.wrap("list", err) })
 }
 
 func (s *store) Decide(ctx context.Context, id string, d approvals.Decision) (approvals.Request, error) {

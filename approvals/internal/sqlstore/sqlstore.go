@@ -1,9 +1,12 @@
 // Package sqlstore holds what the SQL stores of package approvals share: the
-// columns of their table and the WHERE clause of a [approvals.Filter].
+// columns of their table, the query of a [approvals.Filter] and the reading of
+// its rows.
 package sqlstore
 
 import (
+	"fmt"
 	"strings"
+	"time"
 
 	"github.com/mcs-go/mcs/approvals"
 )
@@ -41,4 +44,43 @@ func Where(f approvals.Filter, ph func(int) string, nowArg any) (string, []any) 
 		return "", nil
 	}
 	return " WHERE " + strings.Join(conds, " AND "), args
+}
+
+// ListQuery returns the query of List for f, which must be valid, newest first,
+// and its arguments; ph and nowArg are as for [Where].
+func ListQuery(f approvals.Filter, ph func(int) string, nowArg any) (string, []any) {
+	where, args := Where(f, ph, nowArg)
+	query := `SELECT ` + Columns + ` FROM mcs_approvals` + where + ` ORDER BY created DESC, id DESC`
+	if f.Limit > 0 {
+		query += fmt.Sprintf(" LIMIT %d", f.Limit)
+	}
+	return query, args
+}
+
+// Rows is what both database drivers' result sets offer.
+type Rows interface {
+	Next() bool
+	Err() error
+}
+
+// Collect reads every row of rows with scan and returns the requests they hold,
+// as they read at now. wrap wraps a database error; an unreadable row is the
+// error of [approvals.Row.Request]. The caller closes rows.
+func Collect[R Rows](rows R, scan func(R) (approvals.Row, error), now time.Time, wrap func(error) error) ([]approvals.Request, error) {
+	var out []approvals.Request
+	for rows.Next() {
+		rec, err := scan(rows)
+		if err != nil {
+			return nil, wrap(err)
+		}
+		r, err := rec.Request(now)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, wrap(err)
+	}
+	return out, nil
 }
