@@ -188,8 +188,10 @@ func New(d mcs.Driver, m Model, opts ...Option) *Runner {
 		r.ps = p.PromptStrategy()
 	}
 	r.formats = mcs.DefaultFormats(r.ps)
-	if f, ok := d.(interface{ Formats() []mcs.WireFormat }); ok && len(f.Formats()) > 0 {
-		r.formats = f.Formats()
+	if f, ok := d.(interface{ Formats() []mcs.WireFormat }); ok {
+		if formats := f.Formats(); len(formats) > 0 {
+			r.formats = formats
+		}
 	}
 	r.textFormat = mcs.TextFormat(r.ps).Format()
 	return r
@@ -332,7 +334,7 @@ func (r *Runner) stream(ctx context.Context, req Request, res *Result, sd mcs.Su
 	step := func() {
 		resp := sd.ProcessStream(ctx, buf)
 		text, after := buf.Text(), ""
-		if len(resp.Calls) > 0 && !hasNativeCall(resp) {
+		if len(resp.Calls) > 0 && !r.nativeCalls(resp) {
 			// The driver's messages hold the text up to the end of the last call
 			// run now: what Text released past that comes after the calls.
 			for _, m := range resp.Messages {
@@ -375,7 +377,7 @@ func (r *Runner) stream(ctx context.Context, req Request, res *Result, sd mcs.Su
 	if reply.Message == nil {
 		reply.Message = buf.Message()
 	}
-	if err != nil && len(resps) > 0 && !slices.ContainsFunc(resps, hasNativeCall) {
+	if err != nil && len(resps) > 0 && !slices.ContainsFunc(resps, r.nativeCalls) {
 		resps = wholeText(buf.Message(), resps)
 	}
 	return reply, resps, err
@@ -564,13 +566,10 @@ func (r *Runner) settleNative(ctx context.Context, res *Result, msg map[string]a
 	return true, ctx.Err()
 }
 
-func hasNativeCall(resp mcs.Response) bool {
-	for _, c := range resp.Calls {
-		if c.ID != "" {
-			return true
-		}
-	}
-	return false
+// nativeCalls reports whether resp ran calls of a native format, as its Format
+// says (a Gemini call may have no id).
+func (r *Runner) nativeCalls(resp mcs.Response) bool {
+	return len(resp.Calls) > 0 && resp.Format != r.textFormat
 }
 
 // final appends the final answer, unless it is empty (a provider rejects an empty
