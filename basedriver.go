@@ -498,11 +498,7 @@ func (b *BaseDriver) extract(response any) (format WireFormat, out Output, calls
 	for _, f := range b.formats {
 		format = f
 		if f.Match(out) {
-			calls = f.Extract(out)
-			for i := range calls {
-				calls[i].Index = i
-			}
-			return f, out, calls
+			return f, out, extractIndexed(f, out)
 		}
 	}
 	return nil, out, nil

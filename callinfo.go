@@ -131,12 +131,17 @@ func ExtractCalls(response any, formats ...WireFormat) (format string, calls []T
 	reply := NewOutput(response)
 	for _, f := range formats {
 		if f != nil && f.Match(reply) {
-			calls = f.Extract(reply)
-			for i := range calls {
-				calls[i].Index = i
-			}
-			return f.Format(), calls
+			return f.Format(), extractIndexed(f, reply)
 		}
 	}
 	return "", nil
+}
+
+// extractIndexed returns f's calls of out, each with its Index among them.
+func extractIndexed(f WireFormat, out Output) []ToolCall {
+	calls := f.Extract(out)
+	for i := range calls {
+		calls[i].Index = i
+	}
+	return calls
 }

@@ -916,9 +916,6 @@ func (b *BaseDriver) nativeCalls(ctx context.Context, st *streamState, out Outpu
 		if !ok {
 			continue
 		}
-		for i := range calls {
-			calls[i].Index = i
-		}
 		owned, foreign, err := b.owned(ctx, calls)
 		if err != nil && st.unavail == nil {
 			st.unavail = err
@@ -940,7 +937,7 @@ func safeExtract(s WireFormat, reply Output) (calls []ToolCall, ok bool) {
 	if !s.Match(reply) {
 		return nil, false
 	}
-	return s.Extract(reply), true
+	return extractIndexed(s, reply), true
 }
 
 // cachedOwns is ownsName with a one-entry cache per stream, so that a call that
