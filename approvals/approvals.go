@@ -108,6 +108,13 @@ type Store interface {
 	// report none even when an older approval with the same fingerprint remains
 	// (PostgreSQL); the next claim finds it.
 	Claim(ctx context.Context, fingerprint string) (Request, bool, error)
+	// ClaimID moves the request id to Used when it is approved, unexpired and of
+	// that fingerprint, and returns it with true; otherwise (an unknown id
+	// included) it returns false and no error. It is the claim of a run of one
+	// chosen request ([ContextWithRun]), which must not use up another approval
+	// of the same call. Of any number of concurrent claims, also from other
+	// processes, exactly one receives the request.
+	ClaimID(ctx context.Context, id, fingerprint string) (Request, bool, error)
 	// Close releases the store's database connections; the store must not be
 	// used afterwards. Closing the memory store forgets nothing (it keeps its
 	// requests for as long as it is referenced) and always succeeds.

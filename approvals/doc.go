@@ -64,5 +64,11 @@
 //   - A row that cannot be read (arguments that are not JSON, an unknown state) is
 //     an error wrapping [ErrCorrupt] that names the request's id; it is never
 //     claimed.
+//   - The run of one chosen request claims that request ([Store.ClaimID]), with
+//     the same guarantee, and never another approval of the same call.
+//   - Every decision is written to the store's journal ([Journal]) in the same
+//     transaction as the decision: a decision and its audit record commit
+//     together or not at all. [Deliver] hands the journal to an audit trail at
+//     least once.
 //   - Every write is one transaction: a failure leaves nothing half-written.
 package approvals

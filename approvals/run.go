@@ -21,3 +21,28 @@ func RunFromContext(ctx context.Context) (string, bool) {
 	id, ok := ctx.Value(runKey{}).(string)
 	return id, ok
 }
+
+type claimKey struct{}
+
+// A ClaimRecorder learns the id of the approval request that a call made with
+// its context claimed, so that an audit trail around the call can record which
+// approval let it run. RecordClaim may be called from any goroutine.
+type ClaimRecorder interface {
+	RecordClaim(id string)
+}
+
+// ContextWithClaimRecorder returns a copy of ctx that carries r: the middleware
+// that claims an approval for the call (middleware/permission's WithApprovals)
+// tells r the request's id with [RecordClaim] before the call runs. The hooks
+// middleware installs one for its audit trails.
+func ContextWithClaimRecorder(ctx context.Context, r ClaimRecorder) context.Context {
+	return context.WithValue(ctx, claimKey{}, r)
+}
+
+// RecordClaim tells the [ClaimRecorder] of ctx, if there is one, that the call
+// of ctx claimed the approval request id.
+func RecordClaim(ctx context.Context, id string) {
+	if r, ok := ctx.Value(claimKey{}).(ClaimRecorder); ok && r != nil {
+		r.RecordClaim(id)
+	}
+}

@@ -2,11 +2,13 @@ package stack
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
 
 	"github.com/mcs-go/mcs"
+	"github.com/mcs-go/mcs/approvals"
 	"github.com/mcs-go/mcs/middleware/hooks"
 )
 
@@ -64,4 +66,57 @@ func (c *hooksConfig) Middleware(_ context.Context, b *Builder) (mcs.ToolMiddlew
 	}
 	b.OnClose(f.Close)
 	return hooks.New(hooks.WithSet(f.Hooks())), nil
+}
+
+// DecisionSink is the name under which [Stack.AuditDecisions] records, in an
+// approval store's journal, how far the audit file at path holds the journal.
+func DecisionSink(path string) string { return "audit-file:" + path }
+
+// AuditDecisions records decisions of approval requests in the stack's audit log
+// ([middleware.hooks] audit_log), beside the records of calls, and returns how
+// many it wrote:
+//
+//   - an audit file receives, with [approvals.Deliver], every decision of the
+//     store's journal it does not hold yet (under the sink [DecisionSink] of the
+//     file's path): the decisions in just, and any that an earlier process
+//     committed but did not get into the file (it stopped, the file was not
+//     writable); the decision and its journal record commit together in the
+//     store, so a decision is never missing from the file for good;
+//   - audit_log = "-" logs the decisions in just to [Host].Stderr (a log of one
+//     process, which holds no journal);
+//   - a stack without an audit log writes nothing.
+//
+// just are requests this process decided. On an error (the file cannot be
+// opened or written, the store fails) the decisions not written stay in the
+// journal for the next call. Safe for concurrent use.
+func (s *Stack) AuditDecisions(ctx context.Context, store approvals.Store, just ...approvals.Request) (int, error) {
+	var c *hooksConfig
+	for _, mc := range s.mws {
+		if h, ok := mc.(*hooksConfig); ok && h.auditLog != "" {
+			c = h
+		}
+	}
+	switch {
+	case c == nil:
+		return 0, nil
+	case c.auditLog == "-":
+		var evs []approvals.Event
+		for _, r := range just {
+			if ev, ok := approvals.EventOf(r); ok {
+				evs = append(evs, ev)
+			}
+		}
+		w := s.Host.Stderr
+		if w == nil {
+			w = os.Stderr
+		}
+		logger := slog.New(slog.NewTextHandler(w, nil)).With("audit", "mcs")
+		return len(evs), hooks.SlogDecisions(logger, c.opts...)(ctx, evs)
+	}
+	f, err := hooks.OpenAuditFile(c.auditLog, c.opts...)
+	if err != nil {
+		return 0, err
+	}
+	n, err := approvals.Deliver(ctx, store, DecisionSink(c.auditLog), f.WriteDecisions)
+	return n, errors.Join(err, f.Close())
 }

@@ -53,6 +53,20 @@ CREATE TABLE IF NOT EXISTS mcs_approvals (
 );
 CREATE INDEX IF NOT EXISTS mcs_approvals_claim ON mcs_approvals (fingerprint, state, created);
 CREATE INDEX IF NOT EXISTS mcs_approvals_created ON mcs_approvals (created);
+CREATE TABLE IF NOT EXISTS mcs_approval_events (
+	seq            bigint PRIMARY KEY,
+	id             text NOT NULL,
+	label          text NOT NULL,
+	tool           text NOT NULL,
+	approve        boolean NOT NULL,
+	decided_by     text NOT NULL,
+	decided_reason text NOT NULL,
+	decided_at     timestamptz NOT NULL
+);
+CREATE TABLE IF NOT EXISTS mcs_approval_sinks (
+	sink text PRIMARY KEY,
+	seq  bigint NOT NULL
+);
 `
 
 type store struct {
@@ -61,7 +75,10 @@ type store struct {
 	where string // host and database, for errors
 }
 
-var _ approvals.Store = (*store)(nil)
+var (
+	_ approvals.Store   = (*store)(nil)
+	_ approvals.Journal = (*store)(nil)
+)
 
 // Open connects to the PostgreSQL database dsn names (a URL,
 // "postgres://user:password@host:5432/db?sslmode=...", or key=value pairs) as an
@@ -192,8 +209,22 @@ func (s *store) Decide(ctx context.Context, id string, d approvals.Decision) (ap
 		if err != nil {
 			return fmt.Errorf("approvals: decide %q: %w", id, err)
 		}
-		r, err = rec.Request(now)
-		return err // a corrupt row rolls the decision back
+		if r, err = rec.Request(now); err != nil {
+			return err // a corrupt row rolls the decision back
+		}
+		// The journal's record commits with the decision, or neither does. The
+		// lock (which readers do not wait for) makes deciders take the next Seq
+		// and commit in turn, so that a reader never sees a Seq before a smaller
+		// one has committed.
+		if _, err := tx.Exec(ctx, `LOCK TABLE mcs_approval_events IN EXCLUSIVE MODE`); err != nil {
+			return fmt.Errorf("approvals: decide %q: journal the decision: %w", id, err)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO mcs_approval_events (`+sqlstore.EventColumns+`)
+			SELECT coalesce(max(seq), 0) + 1, $1, $2, $3, $4, $5, $6, $7 FROM mcs_approval_events`,
+			id, r.Label, r.Tool, d.Approve, d.By, d.Reason, d.At); err != nil {
+			return fmt.Errorf("approvals: decide %q: journal the decision: %w", id, err)
+		}
+		return nil
 	})
 	if err != nil {
 		return approvals.Request{}, err
@@ -206,21 +237,37 @@ func (s *store) Claim(ctx context.Context, fingerprint string) (approvals.Reques
 		return approvals.Request{}, false, errors.New("approvals: claim: empty fingerprint")
 	}
 	now := s.cfg.Now()
+	// The subquery locks the newest approved row; a concurrent claim waits for
+	// the lock, then finds the row used, and the outer condition state =
+	// 'approved' is checked again on the row as committed.
+	return s.claim(ctx, "claim", now, `UPDATE mcs_approvals SET state = 'used'
+		WHERE id = (SELECT id FROM mcs_approvals WHERE fingerprint = $1 AND state = 'approved' AND expires > $2 ORDER BY created DESC, id DESC LIMIT 1 FOR UPDATE)
+		AND state = 'approved'
+		RETURNING `+sqlstore.Columns, fingerprint, now)
+}
+
+func (s *store) ClaimID(ctx context.Context, id, fingerprint string) (approvals.Request, bool, error) {
+	if fingerprint == "" {
+		return approvals.Request{}, false, errors.New("approvals: claim: empty fingerprint")
+	}
+	now := s.cfg.Now()
+	return s.claim(ctx, fmt.Sprintf("claim %q", id), now, `UPDATE mcs_approvals SET state = 'used'
+		WHERE id = $1 AND fingerprint = $2 AND state = 'approved' AND expires > $3
+		RETURNING `+sqlstore.Columns, id, fingerprint, now)
+}
+
+// claim runs the claiming UPDATE query in a transaction and returns the
+// request it used up, if any.
+func (s *store) claim(ctx context.Context, op string, now time.Time, query string, args ...any) (approvals.Request, bool, error) {
 	var r approvals.Request
 	found := false
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		// The subquery locks the newest approved row; a concurrent claim waits
-		// for the lock, then finds the row used, and the outer condition
-		// state = 'approved' is checked again on the row as committed.
-		rec, err := scan(tx.QueryRow(ctx, `UPDATE mcs_approvals SET state = 'used'
-			WHERE id = (SELECT id FROM mcs_approvals WHERE fingerprint = $1 AND state = 'approved' AND expires > $2 ORDER BY created DESC, id DESC LIMIT 1 FOR UPDATE)
-			AND state = 'approved'
-			RETURNING `+sqlstore.Columns, fingerprint, now))
+		rec, err := scan(tx.QueryRow(ctx, query, args...))
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("approvals: claim: %w", err)
+			return fmt.Errorf("approvals: %s: %w", op, err)
 		}
 		r, err = rec.Request(now)
 		if err != nil {
@@ -233,6 +280,51 @@ func (s *store) Claim(ctx context.Context, fingerprint string) (approvals.Reques
 		return approvals.Request{}, false, err
 	}
 	return r, found, nil
+}
+
+func (s *store) Events(ctx context.Context, after int64, limit int) ([]approvals.Event, error) {
+	if limit <= 0 {
+		return nil, fmt.Errorf("approvals: events: limit %d is not positive", limit)
+	}
+	rows, err := s.pool.Query(ctx, `SELECT `+sqlstore.EventColumns+` FROM mcs_approval_events WHERE seq > $1 ORDER BY seq LIMIT $2`, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("approvals: events: %w", err)
+	}
+	defer rows.Close()
+	var evs []approvals.Event
+	for rows.Next() {
+		var ev approvals.Event
+		if err := rows.Scan(&ev.Seq, &ev.ID, &ev.Label, &ev.Tool, &ev.Decision.Approve, &ev.Decision.By, &ev.Decision.Reason, &ev.Decision.At); err != nil {
+			return nil, fmt.Errorf("approvals: events: %w", err)
+		}
+		ev.Decision.At = ev.Decision.At.UTC()
+		evs = append(evs, ev)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("approvals: events: %w", err)
+	}
+	return evs, nil
+}
+
+func (s *store) Delivered(ctx context.Context, sink string) (int64, error) {
+	var seq int64
+	err := s.pool.QueryRow(ctx, `SELECT seq FROM mcs_approval_sinks WHERE sink = $1`, sink).Scan(&seq)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("approvals: delivered: %w", err)
+	}
+	return seq, nil
+}
+
+func (s *store) SetDelivered(ctx context.Context, sink string, seq int64) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO mcs_approval_sinks (sink, seq) VALUES ($1, $2)
+		ON CONFLICT (sink) DO UPDATE SET seq = GREATEST(mcs_approval_sinks.seq, EXCLUDED.seq)`, sink, seq)
+	if err != nil {
+		return fmt.Errorf("approvals: set delivered: %w", err)
+	}
+	return nil
 }
 
 func (s *store) Close() error {

@@ -42,7 +42,9 @@ func openURL(_ context.Context, u string, opts ...approvals.Option) (approvals.S
 const busyTimeout = 10 * time.Second
 
 // schemaVersion is the schema version kept in PRAGMA user_version.
-const schemaVersion = 1
+// Version 2 added the journal of decisions (mcs_approval_events) and the
+// delivery marks of audit trails (mcs_approval_sinks).
+const schemaVersion = 2
 
 const schema = `
 CREATE TABLE IF NOT EXISTS mcs_approvals (
@@ -62,6 +64,20 @@ CREATE TABLE IF NOT EXISTS mcs_approvals (
 );
 CREATE INDEX IF NOT EXISTS mcs_approvals_claim ON mcs_approvals (fingerprint, state, created);
 CREATE INDEX IF NOT EXISTS mcs_approvals_created ON mcs_approvals (created);
+CREATE TABLE IF NOT EXISTS mcs_approval_events (
+	seq            INTEGER PRIMARY KEY AUTOINCREMENT,
+	id             TEXT NOT NULL,
+	label          TEXT NOT NULL,
+	tool           TEXT NOT NULL,
+	approve        INTEGER NOT NULL,
+	decided_by     TEXT NOT NULL,
+	decided_reason TEXT NOT NULL,
+	decided_at     INTEGER NOT NULL -- Unix microseconds
+);
+CREATE TABLE IF NOT EXISTS mcs_approval_sinks (
+	sink TEXT PRIMARY KEY,
+	seq  INTEGER NOT NULL
+);
 `
 
 type store struct {
@@ -70,7 +86,10 @@ type store struct {
 	path string
 }
 
-var _ approvals.Store = (*store)(nil)
+var (
+	_ approvals.Store   = (*store)(nil)
+	_ approvals.Journal = (*store)(nil)
+)
 
 // Open opens (creating when missing) the SQLite database at path as an
 // [approvals.Store]: the embedded default, through a pure-Go SQLite (no cgo).
@@ -318,6 +337,12 @@ func (s *store) Decide(ctx context.Context, id string, d approvals.Decision) (ap
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
 		return approvals.Request{}, fmt.Errorf("approvals: decide %q: the request changed while it was decided (%d rows, %v)", id, n, err)
 	}
+	// The journal's record commits with the decision, or neither does. Writers
+	// hold the database's write lock in turn, so Seq grows in commit order.
+	if _, err := tx.ExecContext(ctx, `INSERT INTO mcs_approval_events (id, label, tool, approve, decided_by, decided_reason, decided_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)`,
+		id, r.Label, r.Tool, d.Approve, d.By, d.Reason, micros(d.At)); err != nil {
+		return approvals.Request{}, s.wrap(fmt.Sprintf("decide %q: journal the decision", id), err)
+	}
 	if err := tx.Commit(); err != nil {
 		return approvals.Request{}, s.wrap(fmt.Sprintf("decide %q", id), err)
 	}
@@ -330,20 +355,36 @@ func (s *store) Claim(ctx context.Context, fingerprint string) (approvals.Reques
 		return approvals.Request{}, false, errors.New("approvals: claim: empty fingerprint")
 	}
 	now := s.cfg.Now()
-	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE: the write lock first
-	if err != nil {
-		return approvals.Request{}, false, s.wrap("claim", err)
-	}
-	defer tx.Rollback()
-	rec, err := scan(tx.QueryRowContext(ctx, `UPDATE mcs_approvals SET state = 'used'
+	return s.claim(ctx, "claim", now, `UPDATE mcs_approvals SET state = 'used'
 		WHERE id = (SELECT id FROM mcs_approvals WHERE fingerprint = ?1 AND state = 'approved' AND expires > ?2 ORDER BY created DESC, id DESC LIMIT 1)
 		AND state = 'approved'
-		RETURNING `+sqlstore.Columns, fingerprint, micros(now)))
+		RETURNING `+sqlstore.Columns, fingerprint, micros(now))
+}
+
+func (s *store) ClaimID(ctx context.Context, id, fingerprint string) (approvals.Request, bool, error) {
+	if fingerprint == "" {
+		return approvals.Request{}, false, errors.New("approvals: claim: empty fingerprint")
+	}
+	now := s.cfg.Now()
+	return s.claim(ctx, fmt.Sprintf("claim %q", id), now, `UPDATE mcs_approvals SET state = 'used'
+		WHERE id = ?1 AND fingerprint = ?2 AND state = 'approved' AND expires > ?3
+		RETURNING `+sqlstore.Columns, id, fingerprint, micros(now))
+}
+
+// claim runs the claiming UPDATE query in a write transaction and returns the
+// request it used up, if any.
+func (s *store) claim(ctx context.Context, op string, now time.Time, query string, args ...any) (approvals.Request, bool, error) {
+	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE: the write lock first
+	if err != nil {
+		return approvals.Request{}, false, s.wrap(op, err)
+	}
+	defer tx.Rollback()
+	rec, err := scan(tx.QueryRowContext(ctx, query, args...))
 	if errors.Is(err, sql.ErrNoRows) {
 		return approvals.Request{}, false, nil
 	}
 	if err != nil {
-		return approvals.Request{}, false, s.wrap("claim", err)
+		return approvals.Request{}, false, s.wrap(op, err)
 	}
 	r, err := rec.Request(now)
 	if err != nil {
@@ -353,6 +394,52 @@ func (s *store) Claim(ctx context.Context, fingerprint string) (approvals.Reques
 		return approvals.Request{}, false, s.wrap(fmt.Sprintf("claim %q", r.ID), err)
 	}
 	return r, true, nil
+}
+
+func (s *store) Events(ctx context.Context, after int64, limit int) ([]approvals.Event, error) {
+	if limit <= 0 {
+		return nil, fmt.Errorf("approvals: events: limit %d is not positive", limit)
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT `+sqlstore.EventColumns+` FROM mcs_approval_events WHERE seq > ?1 ORDER BY seq LIMIT ?2`, after, limit)
+	if err != nil {
+		return nil, s.wrap("events", err)
+	}
+	defer rows.Close()
+	var evs []approvals.Event
+	for rows.Next() {
+		var ev approvals.Event
+		var approve, at int64
+		if err := rows.Scan(&ev.Seq, &ev.ID, &ev.Label, &ev.Tool, &approve, &ev.Decision.By, &ev.Decision.Reason, &at); err != nil {
+			return nil, s.wrap("events", err)
+		}
+		ev.Decision.Approve, ev.Decision.At = approve != 0, fromMicros(at)
+		evs = append(evs, ev)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap("events", err)
+	}
+	return evs, nil
+}
+
+func (s *store) Delivered(ctx context.Context, sink string) (int64, error) {
+	var seq int64
+	err := s.db.QueryRowContext(ctx, `SELECT seq FROM mcs_approval_sinks WHERE sink = ?1`, sink).Scan(&seq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, s.wrap("delivered", err)
+	}
+	return seq, nil
+}
+
+func (s *store) SetDelivered(ctx context.Context, sink string, seq int64) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO mcs_approval_sinks (sink, seq) VALUES (?1, ?2)
+		ON CONFLICT (sink) DO UPDATE SET seq = max(seq, excluded.seq)`, sink, seq)
+	if err != nil {
+		return s.wrap("set delivered", err)
+	}
+	return nil
 }
 
 func (s *store) Close() error { return s.db.Close() }

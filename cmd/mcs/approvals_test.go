@@ -270,3 +270,83 @@ func TestApprovalsLocked(t *testing.T) {
 		t.Errorf("after the failed approval: %s; want the request still pending", r.stdout)
 	}
 }
+
+// TestApprovalsAuditLog: with an audit log, the waiting call, the decision and
+// the call that ran with the approval each have a line with the approval's id;
+// a decision the audit log could not take is written by a later command.
+func TestApprovalsAuditLog(t *testing.T) {
+	file := writeQueueStack(t)
+	dir := filepath.Dir(file)
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, append(data, "\n[middleware.hooks]\naudit_log = \"audit.jsonl\"\n"...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mcs := func(args ...string) result {
+		t.Helper()
+		return mcsRun(t, "", append([]string{"--stack", file}, args...)...)
+	}
+	call := []string{"call", "shelter__describe_csv", "path=pets.csv"}
+	r := mcs(call...)
+	if r.code != exitPending {
+		t.Fatalf("queued call: exit %d\n%s", r.code, r.stderr)
+	}
+	id := pendingOf(t, r.stdout)
+
+	// The audit log cannot be written (a directory stands in its place): the
+	// decision is made and kept, with a warning.
+	audit := filepath.Join(dir, "audit.jsonl")
+	if err := os.Rename(audit, audit+".away"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(audit, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	r = mcs("approvals", "approve", id, "--by", "alice", "--reason", "checked")
+	if r.code != 0 || !strings.Contains(r.stderr, "the audit log does not have every decision yet") {
+		t.Fatalf("approve with an unwritable audit log: exit %d, want 0 and a warning\n%s", r.code, r.stderr)
+	}
+	if err := os.Remove(audit); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(audit+".away", audit); err != nil {
+		t.Fatal(err)
+	}
+	// The next approvals command writes it; the approved call then runs.
+	if r := mcs("approvals", "list"); r.code != 0 || r.stderr != "" {
+		t.Fatalf("list: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := mcs(call...); r.code != 0 {
+		t.Fatalf("approved call: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := mcs("approvals", "list"); r.code != 0 { // nothing new to write
+		t.Fatalf("list: exit %d\n%s", r.code, r.stderr)
+	}
+
+	b, err := os.ReadFile(audit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type line struct {
+		Outcome, Decision, By, Reason string
+		ApprovalID                    string `json:"approval_id"`
+	}
+	var got []line
+	for l := range strings.Lines(string(b)) {
+		var x line
+		if err := json.Unmarshal([]byte(l), &x); err != nil {
+			t.Fatalf("audit line %q: %v", l, err)
+		}
+		got = append(got, x)
+	}
+	want := []line{
+		{Outcome: "pending", ApprovalID: id},
+		{Decision: "approved", By: "alice", Reason: "checked", ApprovalID: id},
+		{Outcome: "ok", ApprovalID: id},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("audit log (-want +got):\n%s", diff)
+	}
+}

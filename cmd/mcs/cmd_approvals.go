@@ -76,6 +76,7 @@ array of the requests.`,
 			if err != nil {
 				return storeFailed("list the approval requests", err)
 			}
+			a.auditDecisions(c.Context(), store)
 			if asJSON {
 				out := make([]requestJSON, len(list))
 				for i, r := range list {
@@ -195,6 +196,7 @@ denial while the request lasts.`,
 				return decideFailed(c.Context(), store, args[0], verb, err)
 			}
 			fmt.Fprintf(a.stdout, "%s %s: %s %s\n", done, safeText(r.ID), safeText(toolOf(r)), safeText(compactJSON(r.Arguments)))
+			a.auditDecisions(c.Context(), store, r)
 			if approve {
 				fmt.Fprintf(a.stderr, "mcs: the same call now runs once; or run it now with mcs approvals run %s\n", safeText(r.ID))
 			}
@@ -276,6 +278,16 @@ func (a *app) approvalStore(ctx context.Context) (approvals.Store, error) {
 		return nil, storeFailed("open the approval store", err)
 	}
 	return store, nil
+}
+
+// auditDecisions writes the decisions the stack's audit log does not hold yet
+// (just, decided by this command, and any an earlier command left behind). A
+// failure is a warning: the decisions are committed in the store's journal, and
+// the next approvals command writes them.
+func (a *app) auditDecisions(ctx context.Context, store approvals.Store, just ...approvals.Request) {
+	if _, err := a.st.AuditDecisions(ctx, store, just...); err != nil {
+		fmt.Fprintf(a.stderr, "mcs: warning: the audit log does not have every decision yet (%s); they are kept with the requests, and the next mcs approvals command writes them\n", safeText(err.Error()))
+	}
 }
 
 // storeFailed is a failure of the store itself (locked, down, corrupt): exit 1.

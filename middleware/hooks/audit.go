@@ -125,6 +125,8 @@ func (c *auditConfig) record(ctx context.Context, name string, args map[string]a
 	r.outcome = outcome(result, err)
 	if err == nil && (r.outcome == OutcomePending || r.outcome == OutcomeDenied) {
 		r.approval = approvalID(result)
+	} else {
+		r.approval = ClaimedApproval(ctx)
 	}
 	if err != nil {
 		// An upstream error may echo the request: remove the call's own secrets
@@ -170,8 +172,8 @@ func approvalID(result any) string {
 // log/slog); duration (measured from [CallStart]); outcome ([OutcomeOK],
 // [OutcomeError], [OutcomeDenied], [OutcomeChallenge] or [OutcomePending]);
 // approval_id, the id of the approval request a pending call waits for or a
-// denied call was denied by (the "id" of the [mcs.Signal]'s Data), when there is
-// one; and,
+// denied call was denied by (the "id" of the [mcs.Signal]'s Data), or that a
+// call which ran claimed ([ClaimedApproval]), when there is one; and,
 // for a failed call (a challenge that reaches the hooks as an error included),
 // error, redacted and cut like the arguments (the secrets of the call's own
 // arguments are removed from it too, for upstream errors that echo the request).
@@ -250,8 +252,8 @@ func groupAttrs(m map[string]any) []slog.Attr {
 // driver, label and call_id (from the call's [mcs.CallInfo]; left out when
 // empty), args (redacted, long strings cut), duration_ms, outcome ([OutcomeOK],
 // [OutcomeError], [OutcomeDenied], [OutcomeChallenge] or [OutcomePending]),
-// approval_id (the id of the approval request of a pending or denied call, see
-// [SlogAudit]; left out when there is none) and, for a failed call, error (redacted and cut like the arguments). Results are not
+// approval_id (the id of the approval request of a pending or denied call, or
+// the one a call that ran claimed, see [SlogAudit]; left out when there is none) and, for a failed call, error (redacted and cut like the arguments). Results are not
 // recorded.
 //
 // Install its hooks with [AuditFile.Hooks]. Hooks cannot report errors, so a

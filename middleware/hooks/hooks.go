@@ -44,6 +44,7 @@ import (
 	"time"
 
 	"github.com/mcs-go/mcs"
+	"github.com/mcs-go/mcs/approvals"
 	"github.com/mcs-go/mcs/internal/clone"
 )
 
@@ -256,11 +257,18 @@ func (m *Middleware) remove(e *entry) {
 	m.hooks.Store(newState(slices.Delete(slices.Clone(st.entries), i, i+1)))
 }
 
-// callCtx is the context hooks receive: the call's context plus the start time.
+// callCtx is the context hooks receive: the call's context plus the start time
+// and the approval the call claimed.
 type callCtx struct {
 	context.Context
-	start time.Time
+	start   time.Time
+	claimed atomic.Pointer[string]
 }
+
+var _ approvals.ClaimRecorder = (*callCtx)(nil)
+
+// RecordClaim keeps the id of the approval the call claimed, for [ClaimedApproval].
+func (c *callCtx) RecordClaim(id string) { c.claimed.Store(&id) }
 
 type callCtxKey struct{}
 
@@ -282,9 +290,24 @@ func CallStart(ctx context.Context) (start time.Time, ok bool) {
 	return time.Time{}, false
 }
 
+// ClaimedApproval returns the id of the approval request that the call whose
+// post or failure hooks received ctx claimed in order to run (see
+// middleware/permission's WithApprovals), or "" when it claimed none or ctx did
+// not come from the hooks middleware.
+func ClaimedApproval(ctx context.Context) string {
+	if c, ok := ctx.Value(callCtxKey{}).(*callCtx); ok {
+		if id := c.claimed.Load(); id != nil {
+			return *id
+		}
+	}
+	return ""
+}
+
 // OnExecuteTool runs the hooks around next as described on [Middleware]. The rest
-// of the chain receives ctx, name and args unchanged; hooks receive a context that
-// carries the start of the call (see [CallStart]).
+// of the chain receives name and args unchanged, and ctx unchanged but for an
+// [approvals.ClaimRecorder] when there are post or failure hooks; hooks receive
+// a context that carries the start of the call (see [CallStart]) and the
+// approval the call claimed (see [ClaimedApproval]).
 func (m *Middleware) OnExecuteTool(ctx context.Context, name string, args map[string]any, next mcs.CallNext) (any, error) {
 	st := m.hooks.Load()
 	if st == nil || len(st.entries) == 0 {
@@ -299,6 +322,8 @@ func (m *Middleware) OnExecuteTool(ctx context.Context, name string, args map[st
 	if st.lastPost < 0 && st.lastFailure < 0 {
 		return next(ctx, name, args)
 	}
+	// The rest of the chain can tell which approval the call claimed.
+	ctx = approvals.ContextWithClaimRecorder(ctx, hctx)
 	// Taken before the rest of the chain runs, so that post and failure hooks see
 	// the arguments as the call received them.
 	snapshot := clone.Args(args)

@@ -53,7 +53,8 @@ const DefaultApprovalTTL = 24 * time.Hour
 // handler (the [ConsentFunc] given to [New] or set with SetConsentHandler) is
 // not called while approvals are configured. The call's context may mark it as
 // the run of an approved request ([approvals.ContextWithRun]): then the call runs
-// only when it claims an approval of the same fingerprint, fails with a
+// only when it claims that very request ([approvals.Store.ClaimID]: approved,
+// unexpired, of the same fingerprint), fails with a
 // *[ConsentError] of reason [ReasonNotApproved] otherwise, and never makes a new
 // request.
 //
@@ -62,8 +63,11 @@ const DefaultApprovalTTL = 24 * time.Hour
 // of reason [ReasonApprovalStore] that wraps the store's error. The results are
 // in-band [mcs.Signal]s, so the hooks audit records a waiting call with the
 // outcome "pending" and a denied one with "denied", each with the request's id
-// (its "approval_id"). Decisions themselves are recorded by the store (the
-// request's Decision).
+// (its "approval_id"); a call that claimed an approval tells the id to the
+// context's [approvals.ClaimRecorder] before it runs, so the audit record of
+// the call that ran has it too. Decisions themselves are journaled by the store
+// with the decision ([approvals.Journal]) and reach audit files through
+// [approvals.Deliver].
 //
 // Identical calls in one Middleware are serialised while they look up and make
 // requests, so that they answer the same id; identical calls in several
@@ -130,24 +134,26 @@ func (m *Middleware) queue(ctx context.Context, name string, args map[string]any
 		return &ConsentError{Tool: name, Reason: ReasonApprovalStore, Err: fmt.Errorf("%s: %w", op, err)}
 	}
 	if id, ok := approvals.RunFromContext(ctx); ok {
-		_, claimed, err := m.store.Claim(ctx, fp)
+		_, claimed, err := m.store.ClaimID(ctx, id, fp)
 		if err != nil {
-			return nil, storeErr("claim an approval", err)
+			return nil, storeErr("claim approval "+id, err)
 		}
 		if !claimed {
 			return nil, &ConsentError{Tool: name, Reason: ReasonNotApproved, Err: fmt.Errorf("approval %s: %w", id, errNothingToClaim)}
 		}
+		approvals.RecordClaim(ctx, id)
 		return next(ctx, name, args)
 	}
 
 	mu := &m.locks[int(fp[len(fp)-1])%approvalLocks]
 	mu.Lock()
-	result, run, err := m.settle(ctx, name, args, info.Label, fp)
+	result, claimed, err := m.settle(ctx, name, args, info.Label, fp)
 	mu.Unlock()
 	if err != nil {
 		return nil, storeErr(err.op, err.err)
 	}
-	if run {
+	if claimed != "" {
+		approvals.RecordClaim(ctx, claimed)
 		return next(ctx, name, args)
 	}
 	return result, nil
@@ -162,16 +168,17 @@ type opError struct {
 	err error
 }
 
-// settle decides a call: run it (an approval was claimed), or answer result.
-func (m *Middleware) settle(ctx context.Context, name string, args map[string]any, label, fp string) (result any, run bool, _ *opError) {
-	if _, claimed, err := m.store.Claim(ctx, fp); err != nil {
-		return nil, false, &opError{"claim an approval", err}
-	} else if claimed {
-		return nil, true, nil
+// settle decides a call: run it (claimed is the id of the approval it claimed),
+// or answer result.
+func (m *Middleware) settle(ctx context.Context, name string, args map[string]any, label, fp string) (result any, claimed string, _ *opError) {
+	if r, ok, err := m.store.Claim(ctx, fp); err != nil {
+		return nil, "", &opError{"claim an approval", err}
+	} else if ok {
+		return nil, r.ID, nil
 	}
 	reqs, err := m.store.List(ctx, approvals.Filter{Label: label, Tool: name})
 	if err != nil {
-		return nil, false, &opError{"look up the call's request", err}
+		return nil, "", &opError{"look up the call's request", err}
 	}
 	now := m.now()
 	// A pending request of the call answers it; else a live denial does. (Requests
@@ -184,13 +191,13 @@ func (m *Middleware) settle(ctx context.Context, name string, args map[string]an
 		}
 		switch r.State {
 		case approvals.Pending:
-			return Pending(name, r.ID), false, nil
+			return Pending(name, r.ID), "", nil
 		case approvals.Approved:
 			// Approved after the claim above failed: claim it now.
-			if _, claimed, err := m.store.Claim(ctx, fp); err != nil {
-				return nil, false, &opError{"claim an approval", err}
-			} else if claimed {
-				return nil, true, nil
+			if c, ok, err := m.store.Claim(ctx, fp); err != nil {
+				return nil, "", &opError{"claim an approval", err}
+			} else if ok {
+				return nil, c.ID, nil
 			}
 		case approvals.Denied:
 			if denied == nil && now.Before(r.Expires) {
@@ -199,16 +206,16 @@ func (m *Middleware) settle(ctx context.Context, name string, args map[string]an
 		}
 	}
 	if denied != nil {
-		return approvalDenied(name, *denied), false, nil
+		return approvalDenied(name, *denied), "", nil
 	}
 	r, err := m.store.Create(ctx, approvals.Request{
 		Label: label, Tool: name, Arguments: args, Fingerprint: fp,
 		Created: now, Expires: now.Add(m.ttl),
 	})
 	if err != nil {
-		return nil, false, &opError{"store the approval request", err}
+		return nil, "", &opError{"store the approval request", err}
 	}
-	return Pending(name, r.ID), false, nil
+	return Pending(name, r.ID), "", nil
 }
 
 // now is the middleware's clock.

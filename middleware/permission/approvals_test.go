@@ -296,6 +296,11 @@ func (s *countingStore) Claim(ctx context.Context, fp string) (approvals.Request
 	return s.Store.Claim(ctx, fp)
 }
 
+func (s *countingStore) ClaimID(ctx context.Context, id, fp string) (approvals.Request, bool, error) {
+	s.n.Add(1)
+	return s.Store.ClaimID(ctx, id, fp)
+}
+
 // TestApprovalsRulesFirst: a call a rule decides never touches the store, and
 // with approvals the consent handler is never asked.
 func TestApprovalsRulesFirst(t *testing.T) {
@@ -400,6 +405,10 @@ func (brokenStore) Claim(context.Context, string) (approvals.Request, bool, erro
 	return approvals.Request{}, false, errDown
 }
 
+func (brokenStore) ClaimID(context.Context, string, string) (approvals.Request, bool, error) {
+	return approvals.Request{}, false, errDown
+}
+
 // listFails claims and creates, but cannot look up.
 type listFails struct{ approvals.Store }
 
@@ -492,6 +501,65 @@ func TestApprovalsRunByID(t *testing.T) {
 	}
 }
 
+// TestApprovalsRunByIDTakesThatRequest: of two approvals of one call, the run of
+// one id uses that request and leaves the other approved.
+func TestApprovalsRunByIDTakesThatRequest(t *testing.T) {
+	store := approvals.NewMemoryStore()
+	drv := &defDriver{}
+	d := mcs.NewBaseDriver(drv, mcs.WithMiddleware(permission.New(nil, permission.WithApprovals(store, time.Hour))))
+	ctx := context.Background()
+	args := map[string]any{"path": "a.txt"}
+	res, err := d.ExecuteTool(ctx, "delete_file", args)
+	_, first := outcomeOf(res, err)
+	if _, err := store.Decide(ctx, first, approvals.Decision{Approve: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.ExecuteTool(ctx, "delete_file", args); err != nil { // runs, using first
+		t.Fatal(err)
+	}
+	res, err = d.ExecuteTool(ctx, "delete_file", args)
+	_, second := outcomeOf(res, err)
+	res, err = d.ExecuteTool(ctx, "delete_file", map[string]any{"path": "b.txt"})
+	_, other := outcomeOf(res, err)
+	r, err := store.Create(ctx, approvals.Request{Tool: "delete_file", Arguments: args, Fingerprint: mustGet(t, store, second).Fingerprint, Expires: time.Now().Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	third := r.ID
+	for _, id := range []string{second, third, other} {
+		if _, err := store.Decide(ctx, id, approvals.Decision{Approve: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The run of second's id uses second, though third is newer.
+	if _, err := d.ExecuteTool(approvals.ContextWithRun(ctx, second), "delete_file", args); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustGet(t, store, second).State; got != approvals.Used {
+		t.Errorf("the request run by id is %s; want used", got)
+	}
+	if got := mustGet(t, store, third).State; got != approvals.Approved {
+		t.Errorf("the other approval of the same call is %s; want approved (unused)", got)
+	}
+	// The id of another call's approval does not let this call run.
+	var ce *permission.ConsentError
+	if _, err := d.ExecuteTool(approvals.ContextWithRun(ctx, other), "delete_file", args); !errors.As(err, &ce) || ce.Reason != permission.ReasonNotApproved {
+		t.Fatalf("run with another call's approval id: %v; want ReasonNotApproved", err)
+	}
+	if got := mustGet(t, store, other).State; got != approvals.Approved {
+		t.Errorf("the other call's approval is %s after a mismatched run; want approved", got)
+	}
+}
+
+func mustGet(t *testing.T, s approvals.Store, id string) approvals.Request {
+	t.Helper()
+	r, err := s.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 // TestApprovalsPendingJSON is the text the model reads for a waiting call, and
 // what it reads for a denied one.
 func TestApprovalsPendingJSON(t *testing.T) {
@@ -521,7 +589,8 @@ func TestApprovalsPendingJSON(t *testing.T) {
 
 // TestApprovalsAudit: the hooks audit outside the permission middleware records
 // a waiting call as pending and a denied one as denied, each with the request's
-// id, and the approved run as ok.
+// id, and the approved run as ok with the id of the approval it used; the
+// decisions reach the file from the store's journal.
 func TestApprovalsAudit(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
 	audit, err := hooks.OpenAuditFile(path)
@@ -549,6 +618,10 @@ func TestApprovalsAudit(t *testing.T) {
 		t.Fatal(err)
 	}
 	call() // denied
+	// The decisions reach the audit file from the store's journal.
+	if n, err := approvals.Deliver(ctx, store, path, audit.WriteDecisions); n != 2 || err != nil {
+		t.Fatalf("Deliver = %d, %v; want the 2 decisions", n, err)
+	}
 	if err := audit.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -558,6 +631,7 @@ func TestApprovalsAudit(t *testing.T) {
 	}
 	type line struct {
 		Outcome    string `json:"outcome"`
+		Decision   string `json:"decision"`
 		ApprovalID string `json:"approval_id"`
 	}
 	var got []line
@@ -568,7 +642,14 @@ func TestApprovalsAudit(t *testing.T) {
 		}
 		got = append(got, x)
 	}
-	want := []line{{"pending", first}, {"ok", ""}, {"pending", second}, {"denied", second}}
+	want := []line{
+		{Outcome: "pending", ApprovalID: first},
+		{Outcome: "ok", ApprovalID: first}, // the run records the approval it used
+		{Outcome: "pending", ApprovalID: second},
+		{Outcome: "denied", ApprovalID: second},
+		{Decision: "approved", ApprovalID: first},
+		{Decision: "denied", ApprovalID: second},
+	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("audit lines (-want +got):\n%s", diff)
 	}

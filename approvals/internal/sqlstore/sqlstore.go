@@ -15,6 +15,10 @@ import (
 // select and scan them.
 const Columns = `id, label, tool, arguments, fingerprint, created, expires, state, decided, approve, decided_by, decided_reason, decided_at`
 
+// EventColumns are the columns of the table mcs_approval_events (the journal
+// of decisions), in the order the stores select and scan them.
+const EventColumns = `seq, id, label, tool, approve, decided_by, decided_reason, decided_at`
+
 // Where returns the WHERE clause (empty or starting with a space) and its
 // arguments for f, which must be valid; ph renders the i-th placeholder (from 1)
 // and nowArg is the current time as the database keeps it.
