@@ -171,7 +171,7 @@ func (d *restDriver) effects(e Effect) []Effect {
 		out = append(out, c)
 	}
 	e.Kind = EffectWrite
-	for _, p := range []string{d.cfg.CacheDir, d.creds.store} {
+	for _, p := range []string{d.cfg.CacheDir, storePath(d.creds.store)} {
 		if p != "" {
 			e.Path = p
 			out = append(out, e)
