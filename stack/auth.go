@@ -12,6 +12,8 @@ import (
 	"sync"
 
 	"github.com/mcs-go/mcs/middleware/auth"
+	_ "github.com/mcs-go/mcs/middleware/auth/postgres" // token stores by URL
+	_ "github.com/mcs-go/mcs/middleware/auth/redis"
 	_ "github.com/mcs-go/mcs/middleware/auth/sqlite"
 )
 

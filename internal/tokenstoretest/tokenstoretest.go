@@ -35,9 +35,13 @@ const (
 	raceScope   = "race"
 )
 
+// Runner runs a package's tests: a *testing.M, or a wrapper that starts and
+// stops a peer around them.
+type Runner interface{ Run() int }
+
 // Main runs m, or, in a child process started by [RefreshRace], the child's
 // loop instead. It returns the exit code for os.Exit.
-func Main(m *testing.M) int {
+func Main(m Runner) int {
 	if os.Getenv(envChild) == "1" {
 		if err := child(); err != nil {
 			fmt.Fprintln(os.Stderr, "tokenstoretest child:", err)
@@ -238,4 +242,24 @@ func Conformance(t *testing.T, store auth.TokenStore) {
 		taken()
 	}
 	again()
+}
+
+// BenchCachedToken measures Token of a provider whose token is in store and
+// valid: the cost of a call once signed in (a read of the store, which keeps
+// expiry and sign-outs honoured, and no request to the authorization server).
+func BenchCachedToken(b *testing.B, store auth.TokenStore) {
+	p, err := auth.NewAuthCodeProvider(raceConfig("bench-client", "https://as.example/token", store))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := store.Save(p.StoreKey("bench"), `{"access_token":"at-bench","refresh_token":"rt-bench","scope":"repo"}`, time.Now().Add(time.Hour)); err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if tok, err := p.Token(ctx, "bench"); err != nil || tok != "at-bench" {
+			b.Fatalf("Token = %q, %v", tok, err)
+		}
+	}
 }
