@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mcs-go/mcs/drivers/mcp"
 	"github.com/mcs-go/mcs/middleware/auth"
 	_ "github.com/mcs-go/mcs/middleware/auth/postgres" // token stores by URL
 	_ "github.com/mcs-go/mcs/middleware/auth/redis"
@@ -213,6 +214,14 @@ func (s *Stack) provider(ctx context.Context, c *credentialSpec) (auth.Credentia
 	var p auth.CredentialProvider
 	switch c.mode {
 	case credentialsOAuth:
+		if c.mcpURL != "" {
+			h, err := mcp.NewOAuthHandler(c.mcpURL, mcp.OAuthConfig{ClientID: c.oauth.ClientID, Scopes: c.oauth.Scopes, Scope: c.label, Store: store, HTTPClient: s.Host.HTTPClient})
+			if err != nil {
+				return nil, err
+			}
+			p = h
+			break
+		}
 		ap, err := auth.NewAuthCodeProvider(auth.AuthCodeConfig{OAuth2: c.oauth, Store: store, HTTPClient: s.Host.HTTPClient, Resource: c.resource})
 		if err != nil {
 			return nil, err

@@ -55,7 +55,8 @@ type credentialSpec struct {
 	scopes   map[string]string // security scheme name -> provider scope; nil: every scheme asks for label
 	oauth    oauth2.Config
 	store    string // token store URL of token_store, resolved; "": the [auth] table's or the default
-	resource string // RFC 8707 resource indicator (MCP servers)
+	resource string // RFC 8707 resource indicator
+	mcpURL   string // an MCP server's URL: its endpoints are discovered (drivers/mcp)
 }
 
 // decodeCredentials reads the credentials and scopes keys of a REST driver

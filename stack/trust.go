@@ -134,6 +134,10 @@ func effectsOf(v any, e Effect) []Effect {
 
 func (d *mcpDriver) effects(e Effect) []Effect {
 	if len(d.cfg.Command) == 0 {
+		if d.creds != nil {
+			e.Kind, e.Path = EffectCredential, credentialsOAuth
+			return []Effect{e}
+		}
 		if d.bearer {
 			e.Kind, e.Path, e.Env = EffectCredential, credentialsEnv, []string{auth.EnvVarName(d.label)}
 			return []Effect{e}
