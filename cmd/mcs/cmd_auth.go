@@ -179,7 +179,7 @@ func expires(s auth.TokenStatus) string {
 	if s.Expiry.IsZero() {
 		return "never"
 	}
-	return s.Expiry.Local().Format(time.DateTime)
+	return when(s.Expiry)
 }
 
 func newAuthLogout(a *app) *cobra.Command {
