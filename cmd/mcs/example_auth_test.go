@@ -51,7 +51,9 @@ store = "sqlite:tokens.db"
 		out := &linkWriter{link: make(chan string, 1)}
 		var errOut bytes.Buffer
 		done := make(chan int)
-		go func() { done <- run(context.Background(), append([]string{"--stack", file}, args...), strings.NewReader(""), out, &errOut) }()
+		go func() {
+			done <- run(context.Background(), append([]string{"--stack", file}, args...), strings.NewReader(""), out, &errOut)
+		}()
 		var code int
 		select {
 		case link := <-out.link: // the browser
