@@ -323,6 +323,26 @@ func (p *DeviceFlowProvider) token(ctx context.Context, scope string, st *flowSt
 		cur = st.tok
 	}
 	if cur != nil && cur.RefreshToken != "" {
+		if l, ok := p.store.(TokenLocker); ok {
+			// A store shared by processes: refresh under its lease, and take the
+			// token another process refreshed meanwhile.
+			unlock, err := l.Lock(ctx, key, refreshLease)
+			if err != nil {
+				return "", fmt.Errorf("auth: scope %q: %w", scope, storeErr("lock", err))
+			}
+			defer unlock()
+			again, err := p.load(key)
+			if err != nil {
+				return "", fmt.Errorf("auth: scope %q: load the token: %w", scope, err)
+			}
+			if now = p.now(); p.fresh(again, now) {
+				st.tok, st.pending = again, nil
+				return again.AccessToken, nil
+			}
+			if again != nil && again.RefreshToken != "" {
+				cur = again
+			}
+		}
 		tok, err := p.refresh(ctx, cur, now)
 		if err == nil {
 			st.tok, st.pending = tok, nil
