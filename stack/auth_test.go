@@ -144,7 +144,11 @@ token_store = "mongodb://x"
 			}
 		})
 	}
-	_, err := Parse("s.toml", []byte("[[driver]]\nlabel = \"me\"\ntype = \"rest\"\nspec = \"x.json\"\n[auth]\nstore = \"\"\n"))
+	_, err := Parse("s.toml", []byte("[[driver]]\nlabel = \"me\"\ntype = \"rest\"\nspec = \"x.json\"\n[auth]\nstore = \"redis://:s3cretPassw0rd@127.0.0.1:6379/0\"\n"))
+	if err == nil || !strings.Contains(err.Error(), "REDISCLI_AUTH") || strings.Contains(err.Error(), "s3cretPassw0rd") {
+		t.Errorf("a password in the [auth] store: %v", err)
+	}
+	_, err = Parse("s.toml", []byte("[[driver]]\nlabel = \"me\"\ntype = \"rest\"\nspec = \"x.json\"\n[auth]\nstore = \"\"\n"))
 	if err == nil || !strings.Contains(err.Error(), `[auth], key "store": is required`) {
 		t.Errorf("empty [auth] store: %v", err)
 	}

@@ -24,6 +24,9 @@ func adviceFor(root *Table, path string) string {
 	if strings.HasPrefix(path, "approvals.") {
 		return "put the password in the environment variable PGPASSWORD (or in ~/.pgpass), where the PostgreSQL client reads it"
 	}
+	if path == "auth.store" || strings.HasSuffix(path, ".token_store") {
+		return "put the password in the environment: PGPASSWORD (or ~/.pgpass) for PostgreSQL, REDISCLI_AUTH for Redis"
+	}
 	i, ok := driverIndex(path)
 	if !ok {
 		return credentialAdvice

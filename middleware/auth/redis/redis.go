@@ -9,6 +9,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"time"
 
@@ -53,12 +54,16 @@ var (
 
 // Open connects to the Redis server url names
 // ("redis://[user:password@]host:port/db", "rediss://..." for TLS) and checks
-// the connection. Errors name the address and database, never the password.
+// the connection. A URL without a password takes the one in the environment
+// variable REDISCLI_AUTH, as redis-cli does. Errors name the address and database, never the password.
 // Close the store when done.
 func Open(ctx context.Context, url string) (*Store, error) {
 	opt, err := goredis.ParseURL(url)
 	if err != nil {
 		return nil, errors.New("auth: open redis: the URL does not parse (want redis://host:port/db or rediss://...)")
+	}
+	if opt.Password == "" {
+		opt.Password = os.Getenv("REDISCLI_AUTH") // as redis-cli: the password stays out of the URL
 	}
 	where := opt.Addr + "/" + strconv.Itoa(opt.DB)
 	c := goredis.NewClient(opt)
