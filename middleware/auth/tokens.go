@@ -31,9 +31,9 @@ type StoreError struct {
 	Err error
 }
 
-// Error returns "auth: the token store could not <op>: <why>".
+// Error returns "auth: could not <op> the token store (is it reachable?): <why>".
 func (e *StoreError) Error() string {
-	return fmt.Sprintf("auth: %s the token store failed (is the store reachable?): %v", e.Op, e.Err)
+	return fmt.Sprintf("auth: could not %s the token store (is it reachable?): %v", e.Op, e.Err)
 }
 
 // Unwrap returns the store's error.
