@@ -302,6 +302,23 @@ func TestAuthCodeRefresh(t *testing.T) {
 		t.Errorf("scopes after refresh: %v", st.Scopes)
 	}
 
+	// A token endpoint that answers a refresh with HTML or a 500 is an error;
+	// the refresh token is kept and works once the server is back.
+	for _, mode := range []string{"html", "500"} {
+		srv.TokenMode.Store(mode)
+		_, err := p.Token(context.Background(), "github")
+		if err == nil || !strings.Contains(err.Error(), "kept for the next call") || strings.Contains(err.Error(), "<html") {
+			t.Errorf("refresh against %s: %v", mode, err)
+		}
+		if _, ok := errors.AsType[*auth.Challenge](err); ok {
+			t.Errorf("refresh against %s started a sign-in", mode)
+		}
+	}
+	srv.TokenMode.Store("")
+	if tok, err := p.Token(context.Background(), "github"); err != nil || !srv.Valid(tok) {
+		t.Errorf("refresh after the server is back: %q, %v", tok, err)
+	}
+
 	// A refresh token the server no longer knows starts a new sign-in.
 	key := storeKeyOf(t, store)
 	store.Save(key, `{"access_token":"old","refresh_token":"unknown"}`, time.Now().Add(-time.Hour))
