@@ -97,9 +97,16 @@ func TestRestartPersistenceSealed(t *testing.T) {
 	}
 	close1()
 
-	raw, err := os.ReadFile(strings.TrimPrefix(url, "sqlite:"))
-	if err != nil || strings.Contains(string(raw), tok1) {
-		t.Errorf("the database file holds the access token in the clear (%v)", err)
+	// Neither the database nor its write-ahead log holds the token in the clear.
+	files, _ := filepath.Glob(strings.TrimPrefix(url, "sqlite:") + "*")
+	if len(files) == 0 {
+		t.Fatal("no database file")
+	}
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil || strings.Contains(string(raw), tok1) || strings.Contains(string(raw), "refresh_token") {
+			t.Errorf("%s holds the token in the clear (%v)", filepath.Base(f), err)
+		}
 	}
 
 	p2, close2 := run(key)
