@@ -113,7 +113,7 @@ scope = ["x"]
 		t.Errorf("problems (-want +got):\n%s", diff)
 	}
 	_, err = Parse("s.toml", []byte("[[driver]]\nlabel = \"me\"\ntype = \"rest\"\nspec = \"x.json\"\ncredentials = \"env\"\n[driver.oauth]\nclient_id = \"c\"\n"))
-	if err == nil || !strings.Contains(err.Error(), `s.toml:6: [[driver]] "me", key "oauth": is only used with credentials = "device"`) {
+	if err == nil || !strings.Contains(err.Error(), `s.toml:6: [[driver]] "me", key "oauth": is only used with credentials = "oauth" or "device"`) {
 		t.Errorf("oauth without device: %v", err)
 	}
 }
@@ -173,7 +173,7 @@ func TestEnvCredentialsBinding(t *testing.T) {
 func TestScopesErrors(t *testing.T) {
 	for _, tc := range []struct{ name, lines, want string }{
 		{"without credentials", `scopes = {api_key = "pets"}`,
-			`s.toml:5: [[driver]] "me", key "scopes": binds security schemes to credentials, but the driver sends none; set credentials = "env" or "device", or remove scopes`},
+			`s.toml:5: [[driver]] "me", key "scopes": binds security schemes to credentials, but the driver sends none; set credentials = "env", "oauth" or "device", or remove scopes`},
 		{"empty scope", "credentials = \"env\"\nscopes = {api_key = \" \"}",
 			`s.toml:6: [[driver]] "me", key "scopes": security scheme "api_key" is bound to an empty scope; name the credential scope, such as api_key = "me", or remove the entry (then it asks for "me")`},
 		{"token as a scope", "credentials = \"env\"\nscopes = {api_key = \"ghp_0123456789abcdefghij\"}",

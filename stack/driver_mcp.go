@@ -2,6 +2,7 @@ package stack
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -29,8 +30,11 @@ type mcpDriver struct {
 	cfg     mcp.Config
 	label   string
 	envPass []string
-	bearer  bool // credentials = "env": Authorization: Bearer $MCS_TOKEN_<LABEL>
+	bearer  bool            // credentials = "env": Authorization: Bearer $MCS_TOKEN_<LABEL>
+	creds   *credentialSpec // credentials = "oauth": the sign-in of a server that requires OAuth
 }
+
+func (d *mcpDriver) signIn() *credentialSpec { return d.creds }
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
@@ -44,7 +48,11 @@ var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 //
 //	url = "https://mcp.example.com/mcp"                # streamable HTTP
 //	headers = {X-Team = "core"}
-//	credentials = "env"                                # Authorization: Bearer $MCS_TOKEN_<LABEL>; or "none" (the default)
+//	credentials = "env"                                # Authorization: Bearer $MCS_TOKEN_<LABEL>; or "oauth", "none" (the default)
+//	[driver.oauth]                                     # credentials = "oauth": the server answers 401 with its metadata
+//	client_id = "mcs"                                  # registered with the server's authorization server
+//	scopes = ["tools"]                                 # optional; default: those the server names
+//	token_store = "sqlite:tokens.db"                   # optional; default: the [auth] table's store, else sqlite:mcs-tokens.db
 //
 //	call_timeout = "60s"                               # each tool call; default 60s
 //
@@ -93,8 +101,26 @@ func decodeMCP(t *Table, label string) DriverConfig {
 	case "", credentialsNone:
 	case credentialsEnv:
 		d.bearer = true
+	case credentialsOAuth:
+		d.creds = &credentialSpec{mode: credentialsOAuth, label: label, mcpURL: d.cfg.URL}
+		o := t.Sub("oauth", fmt.Sprintf("[driver.oauth] of %q", label))
+		d.creds.oauth.ClientID = o.String("client_id")
+		if d.creds.oauth.ClientID == "" && !o.Has("client_id") {
+			o.Errorf("client_id", "is required for credentials = %q", credentialsOAuth)
+		}
+		d.creds.oauth.Scopes = o.Strings("scopes")
+		if v := o.String("token_store"); v != "" {
+			u, err := tokenStoreURL(v, o.Dir())
+			if err != nil {
+				o.Errorf("token_store", "%v", err)
+			}
+			d.creds.store = u
+		}
 	default:
-		t.Errorf("credentials", "%q is not a credential source of an MCP server; use \"env\" (a bearer token from %s) or \"none\"", c, auth.EnvVarName(label))
+		t.Errorf("credentials", "%q is not a credential source of an MCP server; use \"env\" (a bearer token from %s), \"oauth\" (sign in in the browser; the server names its authorization server) or \"none\"", c, auth.EnvVarName(label))
+	}
+	if d.creds == nil && t.Has("oauth") {
+		t.Errorf("oauth", "is only used with credentials = %q; set that or remove the table", credentialsOAuth)
 	}
 	if hasCommand {
 		for _, k := range []string{"headers", "credentials"} {
@@ -116,7 +142,7 @@ func decodeMCP(t *Table, label string) DriverConfig {
 // config completes the decoded config with what is known at Build time: the
 // passed-through variables, the bearer token, the host's HTTP client and
 // stderr, and the stack's consent handler.
-func (d *mcpDriver) config(b *Builder) (mcp.Config, error) {
+func (d *mcpDriver) config(ctx context.Context, b *Builder) (mcp.Config, error) {
 	cfg := d.cfg
 	cfg.Env = slices.Clone(cfg.Env)
 	for _, k := range d.envPass {
@@ -138,6 +164,13 @@ func (d *mcpDriver) config(b *Builder) (mcp.Config, error) {
 		}
 		cfg.Headers["Authorization"] = "Bearer " + token
 	}
+	if d.creds != nil {
+		p, err := b.stack.provider(ctx, d.creds)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.OAuth = p.(*mcp.OAuthHandler)
+	}
 	h := b.Host()
 	cfg.HTTPClient = h.HTTPClient
 	if h.Stderr != nil {
@@ -150,17 +183,28 @@ func (d *mcpDriver) config(b *Builder) (mcp.Config, error) {
 }
 
 func (d *mcpDriver) ToolDriver(ctx context.Context, b *Builder) (mcs.ToolDriver, error) {
-	cfg, err := d.config(b)
+	cfg, err := d.config(ctx, b)
 	if err != nil {
 		return nil, err
 	}
-	return mcp.NewToolDriver(ctx, cfg)
+	td, err := mcp.NewToolDriver(ctx, cfg)
+	return td, d.signInHint(err)
+}
+
+// signInHint adds to a connection that needs a sign-in how to sign in ahead of
+// time: the link of the challenge works only while this program runs.
+func (d *mcpDriver) signInHint(err error) error {
+	if _, ok := errors.AsType[*auth.Challenge](err); ok {
+		return fmt.Errorf("%w (or sign in ahead of time with: mcs auth login %s)", err, d.label)
+	}
+	return err
 }
 
 func (d *mcpDriver) Driver(ctx context.Context, b *Builder, opts ...mcs.Option) (mcs.Driver, error) {
-	cfg, err := d.config(b)
+	cfg, err := d.config(ctx, b)
 	if err != nil {
 		return nil, err
 	}
-	return mcp.New(ctx, cfg, opts...)
+	drv, err := mcp.New(ctx, cfg, opts...)
+	return drv, d.signInHint(err)
 }

@@ -192,7 +192,7 @@ func TestMCPDriverErrors(t *testing.T) {
 		{"bad env name", "command = [\"srv\"]\nenv = {\"A-B\" = \"1\"}\n", `key "env": "A-B" is not a variable name`},
 		{"headers of a command", "command = [\"srv\"]\nheaders = {X-Team = \"core\"}\n", `key "headers": applies to url servers only`},
 		{"dir of a url", "url = \"https://host/mcp\"\ndir = \"work\"\n", `key "dir": applies to command servers only`},
-		{"credentials", "url = \"https://host/mcp\"\ncredentials = \"vault\"\n", `key "credentials": "vault" is not a credential source of an MCP server; use "env" (a bearer token from MCS_TOKEN_SRV) or "none"`},
+		{"credentials", "url = \"https://host/mcp\"\ncredentials = \"vault\"\n", `key "credentials": "vault" is not a credential source of an MCP server; use "env" (a bearer token from MCS_TOKEN_SRV), "oauth" (sign in in the browser; the server names its authorization server) or "none"`},
 		{"timeout", "command = [\"srv\"]\ncall_timeout = \"soon\"\n", `key "call_timeout": "soon" is not a duration`},
 		{"unknown key", "command = [\"srv\"]\nargs = [\"-v\"]\n", `key "args": unknown key`},
 	}

@@ -31,7 +31,7 @@ type restDriver struct {
 //	include_tags = ["pet"]
 //	include_paths = ["/pets/{petId}"]
 //	headers = {X-Team = "core"}
-//	credentials = "env"                 # MCS_TOKEN_<LABEL>; or "device" (see decodeCredentials), "none" (the default)
+//	credentials = "env"                 # MCS_TOKEN_<LABEL>; or "oauth", "device" (see decodeCredentials), "none" (the default)
 //	auth_scheme = "bearer"              # for a document that declares no security scheme: "bearer", "basic", "header:NAME" or "query:NAME"
 //	scopes = {api_key = "petstore"}     # optional: bind a security scheme to another scope
 //	timeout = "30s"
@@ -70,6 +70,8 @@ func decodeREST(t *Table, label string) DriverConfig {
 	}
 	return d
 }
+
+func (d *restDriver) signIn() *credentialSpec { return &d.creds }
 
 func (d *restDriver) config(ctx context.Context, b *Builder) (rest.Config, error) {
 	cfg := d.cfg

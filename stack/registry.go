@@ -237,6 +237,8 @@ type Builder struct {
 	// prefixed says the drivers' tools are published as <label>__<tool>
 	// (namespacing with several drivers, or always_namespacing).
 	prefixed bool
+	// stack is the stack being built, for what its Builds share (sign-ins).
+	stack *Stack
 }
 
 // maxToolName is the longest tool name providers accept, and the orchestrator

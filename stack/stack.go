@@ -56,6 +56,8 @@ type Stack struct {
 
 	storeMu sync.Mutex
 	store   approvals.Store // opened by ApprovalStore, closed by Close
+
+	auth authState // the sign-ins: see auth.go
 }
 
 // DriverDecl is one [[driver]] table.
@@ -129,6 +131,7 @@ func Parse(name string, data []byte) (*Stack, error) {
 	s.parseOrchestrator(root, &errs)
 	s.parseMiddleware(root, &errs)
 	s.parseApprovals(root)
+	s.parseAuth(root)
 	root.Has("driver")
 	root.Has("orchestrator")
 	root.Has("middleware")
@@ -349,7 +352,7 @@ func (s *Stack) parseMiddleware(root *Table, errs *[]error) {
 // middleware at fault. What a successful Build opened stays open until
 // [Stack.Close]. Each Build builds new drivers.
 func (s *Stack) Build(ctx context.Context) (mcs.Driver, error) {
-	b := &Builder{host: s.Host}
+	b := &Builder{host: s.Host, stack: s}
 	d, err := s.build(ctx, b)
 	if err != nil {
 		runClosers(b.closers)

@@ -141,12 +141,12 @@ allow = ["[a"]
 		{
 			name: "bad credentials",
 			file: "[[driver]]\nlabel = \"a\"\ntype = \"rest\"\nspec = \"x.json\"\ncredentials = \"keychain\"\n",
-			want: []string{`s.toml:5: [[driver]] "a", key "credentials": "keychain" is not a credential source; use "env" (tokens from the environment, MCS_TOKEN_A), "device" (the OAuth device flow of a [driver.oauth] table) or "none"`},
+			want: []string{`s.toml:5: [[driver]] "a", key "credentials": "keychain" is not a credential source; use "env" (tokens from the environment, MCS_TOKEN_A), "oauth" (sign in in the browser, the [driver.oauth] table), "device" (the OAuth device flow of a [driver.oauth] table) or "none"`},
 		},
 		{
 			name: "unknown top-level key",
 			file: "[[driver]]\nlabel = \"a\"\ntype = \"csv\"\nroot = \".\"\n[servers]\nx = 1\n",
-			want: []string{`s.toml:5: key "servers": unknown key; the keys here are approvals, driver, middleware, orchestrator`},
+			want: []string{`s.toml:5: key "servers": unknown key; the keys here are approvals, auth, driver, middleware, orchestrator`},
 		},
 	}
 	for _, tc := range tests {

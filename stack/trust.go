@@ -134,6 +134,10 @@ func effectsOf(v any, e Effect) []Effect {
 
 func (d *mcpDriver) effects(e Effect) []Effect {
 	if len(d.cfg.Command) == 0 {
+		if d.creds != nil {
+			e.Kind, e.Path = EffectCredential, credentialsOAuth
+			return []Effect{e}
+		}
 		if d.bearer {
 			e.Kind, e.Path, e.Env = EffectCredential, credentialsEnv, []string{auth.EnvVarName(d.label)}
 			return []Effect{e}
@@ -171,7 +175,7 @@ func (d *restDriver) effects(e Effect) []Effect {
 		out = append(out, c)
 	}
 	e.Kind = EffectWrite
-	for _, p := range []string{d.cfg.CacheDir, d.creds.store} {
+	for _, p := range []string{d.cfg.CacheDir, storePath(d.creds.store)} {
 		if p != "" {
 			e.Path = p
 			out = append(out, e)

@@ -9,18 +9,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"math/rand/v2"
-	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
-
-	_ "modernc.org/sqlite" // the "sqlite" database/sql driver, pure Go
 
 	"github.com/mcs-go/mcs/approvals"
 	"github.com/mcs-go/mcs/approvals/internal/sqlstore"
+	"github.com/mcs-go/mcs/internal/sqlitedb"
 )
 
 func init() {
@@ -39,7 +33,7 @@ func openURL(_ context.Context, u string, opts ...approvals.Option) (approvals.S
 
 // busyTimeout is how long a statement waits for another connection's (or
 // process's) write lock before it fails with "database is locked".
-const busyTimeout = 10 * time.Second
+const busyTimeout = sqlitedb.DefaultBusyTimeout
 
 // schemaVersion is the schema version kept in PRAGMA user_version.
 // Version 2 added the journal of decisions (mcs_approval_events) and the
@@ -104,93 +98,20 @@ var (
 // directory, or a file that is not an SQLite database, is an error that says
 // so. Close the store when done.
 func Open(path string, opts ...approvals.Option) (approvals.Store, error) {
-	if path == "" {
-		return nil, errors.New("approvals: open sqlite: empty path (give the database file's path)")
-	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return nil, fmt.Errorf("approvals: open sqlite %s: %w", path, err)
-	}
-	if err := createPrivate(abs); err != nil {
-		return nil, err
-	}
 	cfg := approvals.Configure(opts...)
 	if cfg.BusyTimeout <= 0 {
 		cfg.BusyTimeout = busyTimeout
 	}
-	q := url.Values{}
-	q.Set("_txlock", "immediate")
-	q.Set("_busy_timeout", fmt.Sprint(cfg.BusyTimeout.Milliseconds()))
-	q.Add("_pragma", "synchronous(FULL)")
-	dsn := (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs), RawQuery: q.Encode()}).String()
-	db, err := sql.Open("sqlite", dsn)
+	db, abs, err := sqlitedb.Open("approvals", path, cfg.BusyTimeout)
 	if err != nil {
-		return nil, fmt.Errorf("approvals: open sqlite %s: %w", abs, err)
-	}
-	s := &store{cfg: cfg, db: db, path: abs}
-	if err := s.useWAL(); err != nil {
-		db.Close()
 		return nil, err
 	}
+	s := &store{cfg: cfg, db: db, path: abs}
 	if err := s.migrate(); err != nil {
 		db.Close()
 		return nil, err
 	}
 	return s, nil
-}
-
-// createPrivate creates the file at path with mode 0600 when it does not exist,
-// and rejects a directory.
-func createPrivate(path string) error {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		if errors.Is(err, syscall.EISDIR) {
-			return fmt.Errorf("approvals: open sqlite %s: the path is a directory; give the path of a database file (it is created when missing)", path)
-		}
-		return fmt.Errorf("approvals: open sqlite %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("approvals: open sqlite %s: %w", path, err)
-	}
-	return nil
-}
-
-// useWAL puts the database in WAL mode, which the file keeps for every later
-// connection. Switching a new file needs its exclusive lock, and two connections
-// that both hold the shared lock while waiting for it would wait for each other
-// until the busy timeout ran out; so the switch does not wait for the lock
-// (busy_timeout 0): it fails at once, releasing what it held, and is tried again
-// after a short random pause, for at most the busy timeout.
-func (s *store) useWAL() error {
-	ctx := context.Background()
-	conn, err := s.db.Conn(ctx)
-	if err != nil {
-		return s.wrapOpen(err)
-	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, `PRAGMA busy_timeout = 0`); err != nil {
-		return s.wrapOpen(err)
-	}
-	defer conn.ExecContext(ctx, fmt.Sprintf(`PRAGMA busy_timeout = %d`, s.cfg.BusyTimeout.Milliseconds()))
-	deadline := time.Now().Add(s.cfg.BusyTimeout)
-	for {
-		var mode string
-		err := conn.QueryRowContext(ctx, `PRAGMA journal_mode = WAL`).Scan(&mode)
-		switch {
-		case err == nil && strings.EqualFold(mode, "wal"):
-			return nil
-		case err == nil:
-			return fmt.Errorf("approvals: open sqlite %s: the database stays in journal mode %q, not WAL (is it on a file system without shared memory?)", s.path, mode)
-		case !isBusy(err) || time.Now().After(deadline):
-			return s.wrapOpen(err)
-		}
-		time.Sleep(time.Duration(1+rand.IntN(20)) * time.Millisecond)
-	}
-}
-
-// isBusy reports whether err is SQLite's "database is locked".
-func isBusy(err error) bool {
-	return strings.Contains(err.Error(), "database is locked") || strings.Contains(err.Error(), "SQLITE_BUSY")
 }
 
 // migrate creates the schema when the database has none, in one transaction,
@@ -225,19 +146,13 @@ func (s *store) migrate() error {
 }
 
 func (s *store) wrapOpen(err error) error {
-	if strings.Contains(err.Error(), "not a database") || strings.Contains(err.Error(), "SQLITE_NOTADB") {
-		return fmt.Errorf("approvals: open sqlite %s: the file is not an SQLite database (give another path, or move the file away): %w", s.path, err)
-	}
-	return s.wrap("open sqlite "+s.path, err)
+	return sqlitedb.WrapOpen("approvals", s.path, s.cfg.BusyTimeout, err)
 }
 
 // wrap wraps a database error of op, explaining a lock that outlasted the busy
 // timeout.
 func (s *store) wrap(op string, err error) error {
-	if isBusy(err) {
-		return fmt.Errorf("approvals: %s: the database %s stayed locked by another connection for over %s (a long transaction in another process?); try again: %w", op, s.path, s.cfg.BusyTimeout, err)
-	}
-	return fmt.Errorf("approvals: %s: %w", op, err)
+	return sqlitedb.Wrap("approvals", op, s.path, s.cfg.BusyTimeout, err)
 }
 
 func micros(t time.Time) int64 { return t.UnixMicro() }

@@ -76,6 +76,10 @@ type Config struct {
 	// on it also ends the long-lived event stream the server uses for
 	// notifications, so leave it zero and rely on CallTimeout.
 	HTTPClient *http.Client
+	// OAuth, when set, signs in to a URL server that requires OAuth (it
+	// answers 401 with protected-resource metadata): see [OAuthHandler]. The
+	// handler is kept by reference; several drivers may share it.
+	OAuth *OAuthHandler
 	// Transport is any transport of the MCP SDK, such as one of
 	// mcpsdk.NewInMemoryTransports in tests. It wins over Command and URL. After
 	// the session ends the driver connects it again, which only transports that

@@ -439,7 +439,11 @@ func (d *ToolDriver) connect(ctx context.Context) (*session, error) {
 			return nil, &ConnectError{Server: d.server, Err: fmt.Errorf("start: %w", err)}
 		}
 	default:
-		t = &mcpsdk.StreamableClientTransport{Endpoint: d.cfg.URL, HTTPClient: httpClient(d.cfg, s.g), MaxEventSize: d.cfg.MaxMessageBytes}
+		st := &mcpsdk.StreamableClientTransport{Endpoint: d.cfg.URL, HTTPClient: httpClient(d.cfg, s.g), MaxEventSize: d.cfg.MaxMessageBytes}
+		if d.cfg.OAuth != nil {
+			st.OAuthHandler = d.cfg.OAuth
+		}
+		t = st
 	}
 	cs, err := d.client.Connect(ctx, t, nil)
 	if err != nil {

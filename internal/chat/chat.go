@@ -175,7 +175,39 @@ func (c *session) showCall(rec mcs.CallRecord) {
 		c.out.printf("← error: %s\n", clean(textcut.Prefix(rec.Err.Error(), 500)))
 		return
 	}
+	if link, code := signInLink(rec.Result); link != "" {
+		// The model is asked to pass the link on, but the user should not have to
+		// rely on that: the terminal shows it as it is.
+		if code != "" {
+			c.out.printf("← sign-in needed: open %s and enter the code %s, then ask again\n", clean(link), clean(code))
+		} else {
+			c.out.printf("← sign-in needed: open %s, then ask again\n", clean(link))
+		}
+		return
+	}
 	c.out.printf("← %d bytes\n", len(mcs.ResultText(rec.Result)))
+}
+
+// signInLink returns the link and code of an auth challenge result.
+func signInLink(res any) (link, code string) {
+	var sig mcs.Signal
+	switch s := res.(type) {
+	case mcs.Signal:
+		sig = s
+	case *mcs.Signal:
+		if s == nil {
+			return "", ""
+		}
+		sig = *s
+	default:
+		return "", ""
+	}
+	if sig.Kind != mcs.CodeChallenge {
+		return "", ""
+	}
+	link, _ = sig.Data["url"].(string)
+	code, _ = sig.Data["code"].(string)
+	return link, code
 }
 
 func (c *session) tools(ctx context.Context) {

@@ -1,6 +1,7 @@
 // Package auth turns authentication challenges into in-band results the user can act
 // on, and provides credential providers for drivers (static tokens, token stores,
-// the OAuth 2.0 device authorization grant).
+// the OAuth 2.0 device authorization grant, the authorization code grant with
+// PKCE).
 //
 // A driver that needs a credential asks its [CredentialProvider]. When none is
 // available the provider returns a *[Challenge] (for example "open this URL and
@@ -18,6 +19,18 @@
 //     The first call returns a challenge without blocking; later calls poll once;
 //     tokens are kept in a [TokenStore] ([NewMemoryStore], [NewFileStore]) and
 //     refreshed.
+//   - [NewAuthCodeProvider]: the authorization code grant with PKCE (RFC 6749,
+//     RFC 7636) through the browser and a one-shot loopback redirect (RFC 8252).
+//     The first call returns the sign-in link as a challenge; the token is
+//     stored, refreshed before it expires, and a refused refresh token starts a
+//     new sign-in. [SignIn] waits for a sign-in outside a conversation.
+//
+// Token stores are opened by URL with [OpenStore]: "sqlite:PATH" (package
+// auth/sqlite), "postgres://..." (auth/postgres), "redis://..." (auth/redis),
+// "memory:" or a file path. The database stores implement [TokenLocker], so
+// that processes and machines sharing one refresh an expiring token once.
+// [WithEncryptionKey] (or [Seal]) seals every value with AES-256-GCM; a wrong
+// key is a *[KeyError], never a new sign-in.
 //
 // Credentials stay inside the driver: no provider, store or the middleware puts a
 // token into a result, an error or a log record.

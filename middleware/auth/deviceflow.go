@@ -150,17 +150,23 @@ func (e *OAuthError) refused() bool {
 // different scopes run in parallel. Tokens appear only in Token's return value:
 // never in an error, a challenge or a log record.
 type DeviceFlowProvider struct {
-	cfg    oauth2.Config
-	store  TokenStore
-	client *http.Client
-	log    *slog.Logger
-	now    func() time.Time // replaced in tests
+	oauthClient
+	store TokenStore
+	log   *slog.Logger
+	now   func() time.Time // replaced in tests
 
 	mu     sync.Mutex
 	scopes map[string]*flowState
 }
 
 var _ CredentialProvider = (*DeviceFlowProvider)(nil)
+
+// oauthClient sends the requests of a provider to the authorization server.
+type oauthClient struct {
+	cfg    oauth2.Config
+	client *http.Client
+	extra  url.Values // sent with every request to the token endpoint (RFC 8707 resource)
+}
 
 // flowState is the state of one scope; sem (capacity 1) guards everything else.
 type flowState struct {
@@ -183,14 +189,16 @@ type deviceAuth struct {
 // error that names the missing field.
 func NewDeviceFlowProvider(cfg DeviceFlowConfig) *DeviceFlowProvider {
 	p := &DeviceFlowProvider{
-		cfg: oauth2.Config{
-			ClientID:     cfg.OAuth2.ClientID,
-			ClientSecret: cfg.OAuth2.ClientSecret,
-			Endpoint:     cfg.OAuth2.Endpoint,
-			Scopes:       slices.Clone(cfg.OAuth2.Scopes),
+		oauthClient: oauthClient{
+			cfg: oauth2.Config{
+				ClientID:     cfg.OAuth2.ClientID,
+				ClientSecret: cfg.OAuth2.ClientSecret,
+				Endpoint:     cfg.OAuth2.Endpoint,
+				Scopes:       slices.Clone(cfg.OAuth2.Scopes),
+			},
+			client: cfg.HTTPClient,
 		},
 		store:  cfg.Store,
-		client: cfg.HTTPClient,
 		log:    cfg.Logger,
 		now:    time.Now,
 		scopes: make(map[string]*flowState),
@@ -315,6 +323,26 @@ func (p *DeviceFlowProvider) token(ctx context.Context, scope string, st *flowSt
 		cur = st.tok
 	}
 	if cur != nil && cur.RefreshToken != "" {
+		if l, ok := p.store.(TokenLocker); ok {
+			// A store shared by processes: refresh under its lease, and take the
+			// token another process refreshed meanwhile.
+			unlock, err := l.Lock(ctx, key, refreshLease)
+			if err != nil {
+				return "", fmt.Errorf("auth: scope %q: %w", scope, storeErr("lock", err))
+			}
+			defer unlock()
+			again, err := p.load(key)
+			if err != nil {
+				return "", fmt.Errorf("auth: scope %q: load the token: %w", scope, err)
+			}
+			if now = p.now(); p.fresh(again, now) {
+				st.tok, st.pending = again, nil
+				return again.AccessToken, nil
+			}
+			if again != nil && again.RefreshToken != "" {
+				cur = again
+			}
+		}
 		tok, err := p.refresh(ctx, cur, now)
 		if err == nil {
 			st.tok, st.pending = tok, nil
@@ -357,17 +385,15 @@ func (p *DeviceFlowProvider) storeKey(scope string) string {
 	return "oauth2-device:" + url.QueryEscape(scope) + ":" + url.QueryEscape(p.cfg.ClientID) + "@" + p.cfg.Endpoint.TokenURL
 }
 
-type storedToken struct {
-	AccessToken  string `json:"access_token"`
-	TokenType    string `json:"token_type,omitempty"`
-	RefreshToken string `json:"refresh_token,omitempty"`
-}
-
 // load returns the token stored under key, nil when there is none or the entry is
 // unreadable (which is logged, never quoted).
 func (p *DeviceFlowProvider) load(key string) (*oauth2.Token, error) {
 	v, expiry, ok, err := p.store.Load(key)
 	if err != nil || !ok {
+		return nil, err
+	}
+	if strings.HasPrefix(v, sealedPrefix) {
+		_, err := decodeToken(v, expiry) // the *KeyError: never a silent new sign-in
 		return nil, err
 	}
 	var s storedToken
@@ -391,7 +417,7 @@ func (p *DeviceFlowProvider) save(scope, key string, tok *oauth2.Token) {
 
 // refresh makes one refresh request (RFC 6749 section 6) with cur's refresh token.
 // When the server issues no new refresh token, cur's stays valid and is kept.
-func (p *DeviceFlowProvider) refresh(ctx context.Context, cur *oauth2.Token, now time.Time) (*oauth2.Token, error) {
+func (p *oauthClient) refresh(ctx context.Context, cur *oauth2.Token, now time.Time) (*oauth2.Token, error) {
 	// No scope: the refreshed token has the scope of the one it replaces.
 	form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {cur.RefreshToken}}
 	a, err := p.post(ctx, "refresh", p.cfg.Endpoint.TokenURL, form, cur.RefreshToken)
@@ -506,6 +532,7 @@ type answer struct {
 	TokenType    string        `json:"token_type"`
 	RefreshToken string        `json:"refresh_token"`
 	ExpiresIn    flexibleInt64 `json:"expires_in"` // also of the device code
+	Scope        string        `json:"scope"`
 	// device authorization endpoint
 	DeviceCode              string        `json:"device_code"`
 	UserCode                string        `json:"user_code"`
@@ -535,7 +562,10 @@ func (n *flexibleInt64) UnmarshalJSON(b []byte) error {
 // request. It returns the successful answer; an error answer, or one that cannot
 // be read, is an *OAuthError whose description has the client secret and secrets
 // redacted; a failed request is the error of the HTTP client.
-func (p *DeviceFlowProvider) post(ctx context.Context, endpoint, endpointURL string, form url.Values, secrets ...string) (*answer, error) {
+func (p *oauthClient) post(ctx context.Context, endpoint, endpointURL string, form url.Values, secrets ...string) (*answer, error) {
+	for k, v := range p.extra {
+		form[k] = v
+	}
 	inHeader := p.cfg.Endpoint.AuthStyle == oauth2.AuthStyleInHeader
 	if !inHeader {
 		form.Set("client_id", p.cfg.ClientID)
@@ -576,6 +606,7 @@ func (p *DeviceFlowProvider) post(ctx context.Context, endpoint, endpointURL str
 			AccessToken:             vals.Get("access_token"),
 			TokenType:               vals.Get("token_type"),
 			RefreshToken:            vals.Get("refresh_token"),
+			Scope:                   vals.Get("scope"),
 			DeviceCode:              vals.Get("device_code"),
 			UserCode:                vals.Get("user_code"),
 			VerificationURI:         vals.Get("verification_uri"),
@@ -608,6 +639,9 @@ func (a *answer) token(endpoint string, now time.Time) (*oauth2.Token, error) {
 		return nil, &OAuthError{Endpoint: endpoint, StatusCode: http.StatusOK, Description: "the response has no access_token"}
 	}
 	tok := &oauth2.Token{AccessToken: a.AccessToken, TokenType: a.TokenType, RefreshToken: a.RefreshToken}
+	if a.Scope != "" {
+		tok = tok.WithExtra(map[string]any{"scope": cleanText(a.Scope, 1024)})
+	}
 	if a.ExpiresIn > 0 {
 		tok.Expiry = now.Add(clampSeconds(int64(a.ExpiresIn), maxExpiresIn))
 	}

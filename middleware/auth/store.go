@@ -40,6 +40,7 @@ type storeEntry struct {
 type MemoryStore struct {
 	mu      sync.RWMutex
 	entries map[string]storeEntry
+	leases  map[string]chan struct{} // see Lock
 }
 
 var _ TokenStore = (*MemoryStore)(nil)
