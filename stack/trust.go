@@ -25,6 +25,11 @@ const (
 	// names; a file the user did not choose could name its own host, or a label
 	// whose variable holds another service's token.
 	EffectCredential EffectKind = "credential"
+	// EffectStore: the built stack keeps the tokens of its sign-ins in the
+	// database Path names (a PostgreSQL or Redis URL, its password hidden) on a
+	// host the file chooses, and sends it the password of Env; whoever runs
+	// that host can read the tokens (unless MCS_TOKEN_KEY seals them).
+	EffectStore EffectKind = "store"
 	// EffectUnknown: a driver type or middleware kind registered by the program
 	// that does not report its effects; assume it may do anything.
 	EffectUnknown EffectKind = "unknown"
@@ -73,6 +78,12 @@ func (e Effect) String() string {
 		return s
 	case EffectWrite:
 		return fmt.Sprintf("%s writes %s", where, e.Path)
+	case EffectStore:
+		s := fmt.Sprintf("%s keeps the tokens of its sign-ins in %s", where, e.Path)
+		if len(e.Env) > 0 {
+			s += " and sends it " + strings.Join(e.Env, ", ")
+		}
+		return s
 	case EffectCredential:
 		if e.Path == "" {
 			return fmt.Sprintf("%s sends %s to the hosts it names", where, strings.Join(e.Env, ", "))
@@ -98,7 +109,9 @@ type effecter interface {
 // is not reported), the roots of filesystem drivers that are not read-only, and
 // the credentials REST and MCP drivers send (EffectCredential), then the file
 // of an SQLite approval store (EffectWrite) or, for a PostgreSQL one, the
-// password the client sends from PGPASSWORD (EffectCredential).
+// password the client sends from PGPASSWORD (EffectCredential), then the token
+// store of the [auth] table. A token store (token_store, [auth]) is an
+// EffectWrite of its file, or an EffectStore for a PostgreSQL or Redis database.
 // A driver type or middleware kind the program registered that does not report
 // its effects is an EffectUnknown. Nothing is opened or started. Safe to call
 // before or after Build.
@@ -118,7 +131,30 @@ func (s *Stack) Effects() []Effect {
 	if s.Approvals != nil {
 		out = append(out, s.Approvals.effects(Effect{})...)
 	}
+	if s.auth.store != "" {
+		out = append(out, tokenStoreEffect(s.auth.store, Effect{Table: "[auth]"})...)
+	}
 	return out
+}
+
+// tokenStoreEffect is the effect of keeping tokens in the store of URL u: a
+// file written, or a database on another host.
+func tokenStoreEffect(u string, e Effect) []Effect {
+	if p := storePath(u); p != "" {
+		e.Kind, e.Path = EffectWrite, p
+		return []Effect{e}
+	}
+	scheme, _, _ := strings.Cut(u, ":")
+	switch strings.ToLower(scheme) {
+	case "postgres", "postgresql":
+		e.Env = []string{"PGPASSWORD"}
+	case "redis", "rediss":
+		e.Env = []string{"REDISCLI_AUTH"}
+	default:
+		return nil // memory: nothing leaves the process
+	}
+	e.Kind, e.Path = EffectStore, auth.RedactURL(u)
+	return []Effect{e}
 }
 
 func effectsOf(v any, e Effect) []Effect {
@@ -135,8 +171,13 @@ func effectsOf(v any, e Effect) []Effect {
 func (d *mcpDriver) effects(e Effect) []Effect {
 	if len(d.cfg.Command) == 0 {
 		if d.creds != nil {
-			e.Kind, e.Path = EffectCredential, credentialsOAuth
-			return []Effect{e}
+			c := e
+			c.Kind, c.Path = EffectCredential, credentialsOAuth
+			out := []Effect{c}
+			if d.creds.store != "" {
+				out = append(out, tokenStoreEffect(d.creds.store, e)...)
+			}
+			return out
 		}
 		if d.bearer {
 			e.Kind, e.Path, e.Env = EffectCredential, credentialsEnv, []string{auth.EnvVarName(d.label)}
@@ -174,12 +215,12 @@ func (d *restDriver) effects(e Effect) []Effect {
 		c.Kind, c.Path = EffectCredential, mode
 		out = append(out, c)
 	}
-	e.Kind = EffectWrite
-	for _, p := range []string{d.cfg.CacheDir, storePath(d.creds.store)} {
-		if p != "" {
-			e.Path = p
-			out = append(out, e)
-		}
+	if d.creds.store != "" {
+		out = append(out, tokenStoreEffect(d.creds.store, e)...)
+	}
+	if d.cfg.CacheDir != "" {
+		e.Kind, e.Path = EffectWrite, d.cfg.CacheDir
+		out = append(out, e)
 	}
 	return out
 }

@@ -109,3 +109,38 @@ credentials = "env"
 		t.Errorf("credential effects:\n got %q\nwant %q", got, want)
 	}
 }
+
+// TestEffectsOfTokenStores: a token store in a database on a host the file
+// names is an EffectStore.
+func TestEffectsOfTokenStores(t *testing.T) {
+	st, err := stack.Parse("project/mcs.toml", []byte(`[[driver]]
+label = "gh"
+type = "rest"
+spec = "api.json"
+credentials = "oauth"
+[driver.oauth]
+client_id = "abc"
+authorize_url = "https://example.com/authorize"
+token_url = "https://example.com/token"
+token_store = "redis://cache.example.com:6379/0"
+
+[auth]
+store = "postgres://mcs@db.example.com/tokens"
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range st.Effects() {
+		if e.Kind == stack.EffectStore {
+			got = append(got, e.String())
+		}
+	}
+	want := []string{
+		`[[driver]] "gh" (line 1) keeps the tokens of its sign-ins in redis://cache.example.com:6379/0 and sends it REDISCLI_AUTH`,
+		`[auth] keeps the tokens of its sign-ins in postgres://mcs@db.example.com/tokens and sends it PGPASSWORD`,
+	}
+	if fmt.Sprint(want) != fmt.Sprint(got) {
+		t.Errorf("store effects:\n got %q\nwant %q", got, want)
+	}
+}
