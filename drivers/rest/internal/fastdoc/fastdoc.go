@@ -176,8 +176,6 @@ func (s *docScanner) number(i int) int {
 // after the closing quote and whether the string has escape sequences.
 func (s *docScanner) str(i int) (int, bool) { return jsonscan.Str(s.data, i) }
 
-func hexDigit(c byte) bool { return jsonscan.HexDigit(c) }
-
 // object validates the object at i. For each member, each (when not nil) is
 // given the key and the index where the value starts and returns the index
 // after the value, or fail; without each the values are validated and
