@@ -63,7 +63,7 @@ type BaseDriver struct {
 	opts      Options
 	ps        PromptStrategy
 	formats   []WireFormat
-	streaming []StreamingFormat // the formats of formats that stream
+	streaming []StreamingFormat // the formats of formats that stream, guarded
 	text      *textFormat       // the first text format among formats; nil for none
 	terminal  CallNext
 
@@ -124,7 +124,7 @@ func NewBaseDriver(td ToolDriver, opts ...Option) *BaseDriver {
 			b.text = &tf
 		}
 		if sf, ok := f.(StreamingFormat); ok {
-			b.streaming = append(b.streaming, sf)
+			b.streaming = append(b.streaming, guardFormat(sf))
 		}
 	}
 	b.terminal = td.ExecuteTool

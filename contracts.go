@@ -47,7 +47,9 @@ type SupportsNativeTools interface {
 }
 
 // SupportsStreaming is implemented by drivers that can decide on a partial,
-// streamed model response.
+// streamed model response. A driver implements it with the buffer's protocol
+// (StreamBuffer.View, Hold, Claim, MarkExecuted, CallNames and [StreamState]),
+// as BaseDriver does, so that drivers of any kind share one buffer.
 type SupportsStreaming interface {
 	// NewStreamBuffer returns a buffer for one streamed model response.
 	NewStreamBuffer() *StreamBuffer

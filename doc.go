@@ -68,6 +68,15 @@
 // Foreign calls are reported once the output is finished, so that no client
 // answers a call that is still forming.
 //
+// Any driver can keep that contract: the buffer's protocol ([StreamBuffer.View],
+// [StreamBuffer.Hold], [StreamBuffer.Claim], [StreamBuffer.MarkExecuted],
+// [StreamBuffer.CallNames] and [StreamState], a driver's own state on the buffer)
+// is all BaseDriver uses, and drivers of both kinds share one buffer. User code
+// a stream runs (a format, its assembler, a text decoder) is guarded where it is
+// installed: a panic is logged and gives the method's zero value, a decoder that
+// panicked is off for the rest of the stream, and the native calls of the stream
+// still run.
+//
 // # Outcomes and errors
 //
 // Processing an output never fails: a [Response] reports the owned calls as

@@ -38,6 +38,9 @@ type fastParser struct {
 // callFromObject would from encoding/json's map. ok is false when the fast path
 // cannot decide: the caller then takes the slow path.
 func (s *JSONPromptStrategy) decodeCallFast(src string) (call ToolCall, bare, ok bool) {
+	if !fastPaths {
+		return ToolCall{}, false, false
+	}
 	p := fastParser{s: src}
 	p.ws()
 	call, bare, ok = s.fastCall(&p, false)
@@ -59,6 +62,9 @@ func (s *JSONPromptStrategy) decodeCallFast(src string) (call ToolCall, bare, ok
 // tool-name field (the scanner reports the conflict): the scanner then reads it
 // byte by byte.
 func (s *JSONPromptStrategy) decodeCallPrefix(src string) (call ToolCall, bare bool, end int, ok bool) {
+	if !fastPaths {
+		return ToolCall{}, false, 0, false
+	}
 	p := fastParser{s: src}
 	if call, bare, ok = s.fastCall(&p, true); !ok {
 		return ToolCall{}, false, 0, false
@@ -397,6 +403,9 @@ func (p *fastParser) array(build bool) (any, bool) {
 // decodeObjectText decodes src, JSON text that should hold an object, as
 // json.Unmarshal into a map would; ok is false when the fast path cannot decide.
 func decodeObjectText(src string) (map[string]any, bool) {
+	if !fastPaths {
+		return nil, false
+	}
 	p := fastParser{s: src}
 	p.ws()
 	if p.i >= len(p.s) || p.s[p.i] != '{' {

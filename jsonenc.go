@@ -15,7 +15,7 @@ import (
 // because history shaping re-encodes every call's arguments, and reflection was
 // the largest cost of a small call.
 func appendJSON(b []byte, v any, depth int) (_ []byte, ok bool) {
-	if depth > 64 {
+	if !fastPaths || depth > 64 {
 		return b, false
 	}
 	switch x := v.(type) {

@@ -192,7 +192,7 @@ func runeStartAfter(s string, n int) int {
 // is false for a value appendJSON does not encode: the caller then encodes it to
 // know.
 func jsonSize(v any, budget, depth int) (n int, ok bool) {
-	if depth > 64 {
+	if !fastPaths || depth > 64 {
 		return 0, false
 	}
 	switch x := v.(type) {

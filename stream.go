@@ -2,9 +2,7 @@ package mcs
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -25,7 +23,10 @@ import (
 // No user code (a format, an assembler, a tool listing, a decoder) runs under the
 // lock that Text, Content, Finished and Format take: a driver whose first listing is
 // slow (a specification fetched over HTTP) delays only its own ProcessStream, never
-// the display.
+// the display. The formats are guarded when the buffer is made, and so is the
+// assembler of the recognised one: a panic in them is logged (slog.Default) and
+// gives the method's zero value. Drivers decide through the buffer's protocol:
+// View, Hold, Claim, MarkExecuted, CallNames and [StreamState].
 type StreamBuffer struct {
 	// asmMu serialises the use of the assembler and the recognition of the format
 	// (format code); mu guards the fields below and is never held while user code
@@ -33,9 +34,10 @@ type StreamBuffer struct {
 	asmMu sync.Mutex
 	mu    sync.Mutex
 
-	formats []StreamingFormat
-	format  StreamingFormat
-	asm     Assembler
+	formats []StreamingFormat // each a *guardedFormat
+	format  *guardedFormat
+	asm     Assembler // guarded: &guarded, or the kernel's own text assembler
+	guarded guardedAssembler
 	isText  bool
 
 	// undecided holds the data-less chunks that came before the format was known.
@@ -49,11 +51,12 @@ type StreamBuffer struct {
 	display  int  // display cursor: bytes of content already returned by Text
 	histFrom int  // end of the text already reported in some Response's history
 
-	// consumed are the spans of text calls some driver ran, sorted by start. Spans
-	// before live lie wholly before the display cursor.
+	// consumed are the spans of text calls some driver claimed, sorted by start.
+	// Spans before live lie wholly before the display cursor.
 	consumed []span
 	live     int
-	states   map[*BaseDriver]*streamState
+	// states are the drivers' own states on the buffer (see StreamState).
+	states map[any]any
 
 	// ranNative are the native calls some driver ran, in the round ranRound; from
 	// the next Add on they are in dropNative, and Message leaves them out.
@@ -86,44 +89,47 @@ func (a *appendBuffer) String() string {
 	return unsafe.String(unsafe.SliceData(a.buf), len(a.buf))
 }
 
-// streamState is one driver's decoding state on a buffer. Its mutex serialises the
-// driver's rounds on the buffer; the buffer's own lock is not held meanwhile.
-type streamState struct {
-	mu         sync.Mutex
-	decInit    bool        // dec was created (or the driver has no text format)
-	dec        TextDecoder // nil when the driver has no text format, or it panicked
-	nativeDone bool        // the native batch ran
-	finishDone bool        // the text decoder was finished
-	malformed  int         // malformed calls before this index are handled
-	forming    int         // native calls before this index are known to be foreign
-	ownedForms bool        // an owned native call is forming: held until the message ends
-	lastName   string      // one-entry cache of ownsName
-	lastOwned  bool
-	ran        int   // owned calls run or failed so far: the per-reply limit counts them
-	unavail    error // the first failure to tell whether a call is owned
-	reported   bool  // unavail was reported in a Response
-	textCalls  int   // text calls seen so far: the next one's Index
-	// The calls of tools the driver does not publish, reported once the output is
-	// finished: those of the native message when it held calls (as a whole
-	// output's are), else those of the text.
-	foreign       []ToolCall // found in the text
-	nativeForeign []ToolCall // found in the native message
-	nativeFmt     string     // the format of a native message that held calls; "" for none
-	foreignOut    bool       // the foreign calls were reported in a Response
-}
-
 // NewStreamBuffer returns a buffer that recognises the format of the first chunk
 // among formats, asked in order; with none, among all built-in formats (with the
 // default prompt strategy for text). Nil entries are ignored.
 func NewStreamBuffer(formats ...StreamingFormat) *StreamBuffer {
-	if slices.Contains(formats, nil) {
-		formats = slices.DeleteFunc(slices.Clone(formats), func(f StreamingFormat) bool { return f == nil })
-	}
-	if len(formats) == 0 {
-		formats = defaultStreaming(nil)
-	}
-	return &StreamBuffer{formats: formats}
+	return &StreamBuffer{formats: guardFormats(formats)}
 }
+
+// guardFormats returns formats without nil entries, each guarded; with none, the
+// built-in formats. A list that is guarded already (a BaseDriver's) is used as it
+// is.
+func guardFormats(formats []StreamingFormat) []StreamingFormat {
+	guarded := true
+	for _, f := range formats {
+		if _, ok := f.(*guardedFormat); !ok {
+			guarded = false
+			break
+		}
+	}
+	if guarded && len(formats) > 0 {
+		return formats
+	}
+	out := make([]StreamingFormat, 0, len(formats))
+	for _, f := range formats {
+		if f != nil {
+			out = append(out, guardFormat(f))
+		}
+	}
+	if len(out) == 0 {
+		return defaultGuarded()
+	}
+	return out
+}
+
+// defaultGuarded is the built-in streaming chain, guarded.
+var defaultGuarded = sync.OnceValue(func() []StreamingFormat {
+	var out []StreamingFormat
+	for _, f := range defaultStreaming(nil) {
+		out = append(out, guardFormat(f))
+	}
+	return out
+})
 
 // Add folds one provider chunk into the buffer. chunk is a string (model text, or
 // the JSON of a provider chunk, optionally as a server-sent event with a "data:"
@@ -137,6 +143,9 @@ func NewStreamBuffer(formats ...StreamingFormat) *StreamBuffer {
 // previous round end, and calls consumed before it can no longer be claimed by
 // another driver. Chunks after the end of the message are ignored.
 func (b *StreamBuffer) Add(chunk any) {
+	if s, ok := chunk.(string); ok && b.addText(s) {
+		return
+	}
 	b.asmMu.Lock()
 	defer b.asmMu.Unlock()
 	b.mu.Lock()
@@ -187,7 +196,8 @@ func (b *StreamBuffer) Add(chunk any) {
 			return
 		}
 	}
-	text, done := safeAdd(asm, c)
+	text := asm.Add(c)
+	done := asm.Done()
 	b.mu.Lock()
 	b.content.WriteString(text)
 	if done {
@@ -196,17 +206,23 @@ func (b *StreamBuffer) Add(chunk any) {
 	b.mu.Unlock()
 }
 
-// safeAdd folds c into asm; a panic in the assembler is logged and the chunk is
-// dropped.
-func safeAdd(asm Assembler, c any) (text string, done bool) {
-	defer func() {
-		if v := recover(); v != nil {
-			logPanic("assembling a stream chunk", nil, v)
-			text, done = "", false
-		}
-	}()
-	text = asm.Add(c)
-	return text, asm.Done()
+// addText is Add for a text chunk of a plain-text stream, the common case: one
+// lock, no assembler. It reports false, having done nothing, when the stream is
+// not known to be text (or a driver marked calls executed, which the next Add
+// must move), and Add takes its general path.
+func (b *StreamBuffer) addText(s string) bool {
+	b.mu.Lock()
+	if !b.isText || len(b.ranNative) > 0 {
+		b.mu.Unlock()
+		return false
+	}
+	b.held = false
+	b.round++
+	if !b.finished {
+		b.content.WriteString(s)
+	}
+	b.mu.Unlock()
+	return true
 }
 
 func (b *StreamBuffer) appendText(s string) {
@@ -329,42 +345,51 @@ func sseMeta(line string) bool {
 }
 
 // recognise picks the format of the first chunk that carries data and installs
-// its assembler. It runs format code: call it with asmMu held and mu not held.
+// its assembler, guarded. It runs format code: call it with asmMu held and mu not
+// held.
 func (b *StreamBuffer) recognise(c any) Assembler {
 	format, asm, isText := b.pick(c)
+	if _, own := asm.(*textAssembler); !own {
+		b.guarded.a = asm
+		asm = &b.guarded
+	}
 	b.mu.Lock()
 	b.format, b.asm, b.isText = format, asm, isText
 	b.mu.Unlock()
 	return asm
 }
 
-func (b *StreamBuffer) pick(c any) (format StreamingFormat, asm Assembler, isText bool) {
-	defer func() {
-		if v := recover(); v != nil {
-			logPanic("recognising the format of a stream", format, v)
-			format, asm, isText = TextFormat(nil), &textAssembler{}, true
-		}
-	}()
+// pick returns the first format that matches c, with its assembler (not guarded
+// yet). The formats are guarded: one that panics does not match, and one whose
+// assembler cannot be made gives way to plain text.
+func (b *StreamBuffer) pick(c any) (format *guardedFormat, asm Assembler, isText bool) {
 	if m, ok := c.(map[string]any); ok {
-		for _, s := range b.formats {
-			if _, isText := s.(textFormat); isText {
-				continue
-			}
-			format = s
-			if s.MatchChunk(m) {
-				return s, s.NewAssembler(), false
+		for _, f := range b.formats {
+			g := f.(*guardedFormat)
+			if !g.text && g.MatchChunk(m) {
+				if asm := g.newAssembler(); asm != nil {
+					return g, asm, false
+				}
+				return plainText()
 			}
 		}
 		// an unknown object: treat it as text
 	}
-	for _, s := range b.formats {
-		format = s
-		if s.MatchChunk("") {
-			_, isText = s.(textFormat)
-			return s, s.NewAssembler(), isText
+	for _, f := range b.formats {
+		g := f.(*guardedFormat)
+		if g.MatchChunk("") {
+			if asm := g.newAssembler(); asm != nil {
+				return g, asm, g.text
+			}
+			break
 		}
 	}
-	return TextFormat(nil), &textAssembler{}, true
+	return plainText()
+}
+
+// plainText is the format of a stream no format claims: text.
+func plainText() (*guardedFormat, Assembler, bool) {
+	return guardFormat(TextFormat(nil)), &textAssembler{}, true
 }
 
 // Finish marks the end of the stream and starts its final round: ask every driver
@@ -425,32 +450,22 @@ func (b *StreamBuffer) Message() map[string]any {
 		return map[string]any{"role": "assistant", "content": b.content.String()}
 	}
 	b.mu.Unlock()
-	msg := safeMessage(asm)
+	msg := asm.Message()
 	if len(drop) > 0 {
 		msg = dropCalls(msg, drop)
 	}
 	return msg
 }
 
-// safeMessage returns asm.Message(); a panic is logged and gives an empty message.
-func safeMessage(asm Assembler) (msg map[string]any) {
-	defer func() {
-		if v := recover(); v != nil {
-			logPanic("reassembling a streamed message", nil, v)
-			msg = map[string]any{"role": "assistant", "content": nil}
-		}
-	}()
-	return asm.Message()
-}
-
 // Format returns the name of the recognised wire format, "" before the first chunk.
 func (b *StreamBuffer) Format() string {
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.format == nil {
+	f := b.format
+	b.mu.Unlock()
+	if f == nil {
 		return ""
 	}
-	return b.format.Format()
+	return f.Format()
 }
 
 // Text returns the text that may be displayed now and advances the display cursor
@@ -492,7 +507,8 @@ func (b *StreamBuffer) Text() string {
 	return string(out)
 }
 
-// consume records that a driver took the text in [start, end).
+// consume records that a driver took the text in [start, end); call it with mu
+// held.
 func (b *StreamBuffer) consume(start, end int) {
 	n := len(b.consumed)
 	i := n
@@ -511,7 +527,7 @@ func (b *StreamBuffer) consume(start, end int) {
 }
 
 // takenBefore reports whether a driver took [start, end) in an earlier round: the
-// call is gone for every other driver.
+// call is gone for every other driver. Call it with mu held.
 func (b *StreamBuffer) takenBefore(start, end int) bool {
 	i := sort.Search(len(b.consumed), func(i int) bool { return b.consumed[i].start >= start })
 	for ; i < len(b.consumed) && b.consumed[i].start == start; i++ {
@@ -522,251 +538,133 @@ func (b *StreamBuffer) takenBefore(start, end int) bool {
 	return false
 }
 
-// state returns d's state on the buffer; call it with mu held.
-func (b *StreamBuffer) state(d *BaseDriver) *streamState {
-	if b.states == nil {
-		b.states = map[*BaseDriver]*streamState{}
-	}
-	st := b.states[d]
-	if st == nil {
-		st = &streamState{}
-		b.states[d] = st
-	}
-	return st
+// The protocol of a streaming driver. A driver that implements
+// [SupportsStreaming] decides, once per round, on what the buffer holds; these
+// methods are all it needs, and all that BaseDriver uses. In each round a driver
+// reads a [StreamView], advances its own decoding state (see [StreamState]) and
+// then, as it decides:
+//
+//   - holds display while a call it may own is forming ([StreamBuffer.Hold]);
+//   - claims the text calls it runs ([StreamBuffer.Claim]): a call another driver
+//     claimed in an earlier round is gone, one claimed in this round is still
+//     there for the drivers asked after it, and the text of claimed calls is never
+//     displayed;
+//   - marks the native calls it runs as executed ([StreamBuffer.MarkExecuted]), so
+//     that Message leaves them out from the next Add on.
+//
+// No method of the protocol runs user code under the buffer's display lock, and
+// all are safe for concurrent use.
+
+// StreamView is a snapshot of a [StreamBuffer], as [StreamBuffer.View] returns it.
+type StreamView struct {
+	// Round is the display round the snapshot belongs to: Add and Finish each
+	// start a new one. Pass it to Hold.
+	Round int
+	// Format is the recognised wire format; nil until the first chunk that carries
+	// data. Its methods, and those of its assemblers, never panic: a panic is
+	// logged and gives the method's zero value.
+	Format StreamingFormat
+	// Native reports a stream of provider chunks, whose native calls CallNames and
+	// Message tell; false for plain text and before the format is known.
+	Native bool
+	// Text is all text so far, calls included (as Content returns it). Offsets of
+	// text calls are byte offsets into it; a later view's Text extends it.
+	Text string
+	// Finished reports that no more chunks come: the provider's end signal, or
+	// Finish. The round of a finished view is the stream's last chance to decide:
+	// nothing should stay held.
+	Finished bool
+	// Ended reports that the provider signalled the end of the message; a stream
+	// that is Finished but not Ended broke off.
+	Ended bool
 }
 
-// NewStreamBuffer returns a buffer that recognises the driver's streaming formats
-// (see [WithFormats]), in their order.
-func (b *BaseDriver) NewStreamBuffer() *StreamBuffer {
-	return NewStreamBuffer(b.streaming...)
+// View returns a snapshot of the buffer's current state.
+func (b *StreamBuffer) View() StreamView {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	v := StreamView{Round: b.round, Native: b.asm != nil && !b.isText, Text: b.content.String(),
+		Finished: b.finished, Ended: b.ended}
+	if b.format != nil {
+		v.Format = b.format
+	}
+	return v
 }
 
-// ProcessStream makes the driver's decision on the buffer's current state, once per
-// round:
-//
-//   - Execute: a text call the driver owns is complete (its closing brace, or the
-//     closing fence around it, arrived): it runs at once through the middleware
-//     chain and the Response reports it. Native calls run as one batch when the
-//     provider signals the end of the message.
-//   - Hold: a call is forming whose tool name is not settled yet (a later field
-//     of the object could still name another tool) or belongs to this driver:
-//     CallPending is set and Text returns nothing this round.
-//   - Flow: plain text, or a call known to be foreign: no Calls (the foreign calls
-//     are reported in Response.Foreign once the output is finished).
-//
-// A text call that names an owned tool but cannot run as written (not JSON even
-// after repair, two tool names) is released as a failed call with a retry prompt as
-// soon as its braces close, as ProcessLLMResponse reports it. In the round after
-// the end of the stream nothing stays held: an owned text call that never closed is
-// released as a failed call, and so is every owned native call of a stream that
-// broke off (Finish before the provider's end signal) or whose arguments never
-// arrived. Owned calls beyond the per-reply limit (WithMaxCalls, counted over the
-// whole stream) fail without running. A lookup of the driver's tools that fails sets
-// Response.Unavailable once. A panic in a format, an assembler or a decoder is
-// logged (slog.Default); it never loses the native calls of the stream.
-//
-// The Messages of a Response have the shapes of ProcessLLMResponse. For text calls
-// the assistant message holds the text from the end of the text already reported
-// in an earlier Response of this buffer (by any driver) to the end of the last call
-// run now, so that appending every Response's Messages repeats nothing; text after
-// the last call is in no Response.
-//
-// The buffer may be shared by several drivers, each asked after every Add; each
-// keeps its own decoding state in it, so a call one driver took is still there for
-// the drivers asked after it in the same round, and gone from the next round on.
-// The driver's text format is the first TextFormat among its formats; a driver
-// without one runs no text calls. The foreign calls of the stream (Response.Foreign)
-// are reported once, in the first round after the stream finished in which
-// nothing is held. In a native stream, text calls in the
-// message's text run as they complete until a native call starts; from then on the
-// message is not parsed as text. Safe for concurrent use; no user code runs under
-// the buffer's display lock.
-func (b *BaseDriver) ProcessStream(ctx context.Context, buf *StreamBuffer) Response {
-	if buf == nil {
-		return Response{}
+// Hold holds display for the round of a view: Text returns nothing until the next
+// Add or Finish. It reports whether the hold took; it does not when the buffer has
+// moved on to a later round (the next round asks every driver again).
+func (b *StreamBuffer) Hold(round int) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.round != round {
+		return false
 	}
-	p := b.decide(ctx, buf)
-	var resp Response
-	switch {
-	case len(p.native) > 0:
-		resp = b.run(ctx, p.nativeFormat, p.nativeReply, p.native, p.before)
-		resp.Format = safeFormat(p.nativeFormat)
-		buf.ranBatch(p.native)
-	case len(p.text) > 0:
-		resp = b.run(ctx, *b.text, p.textReply, p.text, p.before)
-		resp.Format = b.text.Format()
-	case len(p.foreign) > 0:
-		resp.Format = p.format
-	}
-	resp.Foreign = p.foreign
-	resp.CallPending = p.hold
-	resp.Unavailable = p.unavailable
-	return resp
+	b.held = true
+	return true
 }
 
-// ranBatch records native calls a driver ran, so that Message leaves them out from
-// the next Add on.
-func (b *StreamBuffer) ranBatch(calls []ToolCall) {
+// Claim takes the text calls of calls (by their Start and End offsets) for the
+// caller, who runs them: a call whose region another driver claimed in an earlier
+// round is refused, every other one is recorded so that Text never shows its text.
+// It returns the calls claimed, in order, reusing the backing array of calls, and
+// the text their history answers: from the end of the text that an earlier claim
+// on this buffer (by any driver) covered to the end of the last call claimed now,
+// so that appending every Response's messages repeats nothing. With nothing
+// claimed, history is "".
+func (b *StreamBuffer) Claim(calls []ToolCall) (claimed []ToolCall, history string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	claimed = calls[:0]
+	for _, c := range calls {
+		if !b.takenBefore(c.Start, c.End) {
+			claimed = append(claimed, c)
+		}
+	}
+	if len(claimed) == 0 {
+		return nil, ""
+	}
+	text := b.content.String()
+	end := 0
+	for _, c := range claimed {
+		b.consume(c.Start, c.End)
+		end = max(end, c.End)
+	}
+	end = min(end, len(text))
+	from := min(b.histFrom, end)
+	b.histFrom = max(b.histFrom, end)
+	return claimed, text[from:end]
+}
+
+// MarkExecuted records native calls (by ID and Name) that the caller ran: from the
+// next Add on, Message leaves them out, so that a client that appends Message and
+// the Response's history does not send them twice.
+func (b *StreamBuffer) MarkExecuted(calls []ToolCall) {
+	if len(calls) == 0 {
+		return
+	}
 	b.mu.Lock()
 	b.ranNative = append(b.ranNative, calls...)
 	b.ranRound = b.round
 	b.mu.Unlock()
 }
 
-// streamPlan is what ProcessStream decided for one round.
-type streamPlan struct {
-	hold         bool
-	native       []ToolCall
-	nativeFormat WireFormat
-	nativeReply  Output
-	text         []ToolCall
-	textReply    Output
-	foreign      []ToolCall // the stream's foreign calls, once it is finished
-	format       string     // the format of the foreign calls
-	before       int        // owned calls of the stream run before this round
-	unavailable  error      // reported in this round's Response
-}
-
-// streamView is what decide reads from the buffer under its lock.
-type streamView struct {
-	text            string
-	finished, ended bool
-	isText          bool
-	asm             Assembler
-	round           int
-}
-
-// decide updates the driver's decoding state on buf and plans the round. It runs
-// user code (tool listings, the assembler, the decoder) without the buffer's lock,
-// under the driver's own state lock, and takes the buffer's lock only to read a
-// view of it and to record what it took.
-func (b *BaseDriver) decide(ctx context.Context, buf *StreamBuffer) streamPlan {
-	buf.mu.Lock()
-	if buf.asm == nil {
-		buf.mu.Unlock()
-		return streamPlan{}
+// CallNames returns the tool names of the native calls that have started, from
+// index from on, up to and including the first name not known yet (""), and how
+// many have started in all. Names, once known, never change, so a driver that has
+// judged the first from names asks only for the rest: a stream of many calls stays
+// linear. The slice is the caller's. A text stream has none.
+func (b *StreamBuffer) CallNames(from int) (names []string, total int) {
+	b.asmMu.Lock()
+	defer b.asmMu.Unlock()
+	b.mu.Lock()
+	asm, isText := b.asm, b.isText
+	b.mu.Unlock()
+	if asm == nil || isText {
+		return nil, 0
 	}
-	st := buf.state(b)
-	buf.mu.Unlock()
-
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if !st.decInit {
-		st.decInit = true
-		if b.text != nil {
-			st.dec = newDecoder(b.text.ps)
-		}
-	}
-	buf.mu.Lock()
-	v := streamView{text: buf.content.String(), finished: buf.finished, ended: buf.ended,
-		isText: buf.isText, asm: buf.asm, round: buf.round}
-	buf.mu.Unlock()
-
-	var plan streamPlan
-	nativeForming := false
-	if !v.isText {
-		nativeForming = b.planNative(ctx, buf, st, v, &plan)
-	}
-	var found []ToolCall
-	if st.dec != nil && !nativeForming {
-		found = b.planText(ctx, st, v, &plan)
-	} else if st.dec != nil {
-		b.scanText(st, v) // keep the decoder current; a native message is not parsed as text
-	}
-	if st.unavail != nil && !st.reported {
-		st.reported = true
-		plan.unavailable = st.unavail
-	}
-	if v.finished && !st.foreignOut && !plan.hold {
-		st.foreignOut = true
-		switch {
-		case st.nativeFmt != "":
-			plan.foreign, plan.format = st.nativeForeign, st.nativeFmt
-		case len(st.foreign) > 0 && b.text != nil:
-			plan.foreign, plan.format = st.foreign, b.text.Format()
-		}
-		st.foreign, st.nativeForeign = nil, nil
-	}
-
-	buf.mu.Lock()
-	defer buf.mu.Unlock()
-	if len(found) > 0 {
-		b.takeText(buf, v, found, &plan)
-	}
-	if plan.hold && buf.round == v.round {
-		buf.held = true
-	}
-	plan.before = st.ran
-	st.ran += len(plan.native) + len(plan.text)
-	return plan
-}
-
-// planNative plans the native calls: held while an owned one forms, run as one batch
-// at the end of the message. It reports whether native calls have started.
-func (b *BaseDriver) planNative(ctx context.Context, buf *StreamBuffer, st *streamState, v streamView, plan *streamPlan) bool {
-	buf.asmMu.Lock()
-	var forming []string
-	total := 0
-	if !st.ownedForms {
-		forming, total = safeForming(v.asm, st.forming)
-	} else {
-		total = 1
-	}
-	var msg map[string]any
-	if v.finished && !st.nativeDone {
-		msg = safeMessage(v.asm)
-	}
-	buf.asmMu.Unlock()
-	switch {
-	case !v.finished:
-		// Names, once known, do not change: skip those already known to be foreign,
-		// and once an owned call forms, hold to the end of the message without
-		// looking again.
-		if st.ownedForms {
-			plan.hold = true
-			break
-		}
-		for _, name := range forming {
-			if name == "" {
-				plan.hold = true
-				break
-			}
-			if b.cachedOwns(ctx, st, name) {
-				plan.hold, st.ownedForms = true, true
-				break
-			}
-			st.forming++
-		}
-	case !st.nativeDone:
-		st.nativeDone = true
-		plan.nativeReply = NewOutput(msg)
-		plan.nativeFormat, plan.native, st.nativeForeign = b.nativeCalls(ctx, st, plan.nativeReply)
-		if len(plan.native) > 0 || len(st.nativeForeign) > 0 {
-			st.nativeFmt = safeFormat(plan.nativeFormat)
-		}
-		if !v.ended {
-			for i := range plan.native {
-				plan.native[i].Err = fmt.Errorf("%w: the stream ended before the call to %q was complete", ErrMalformedCall, plan.native[i].Name)
-			}
-		}
-	}
-	return total > 0
-}
-
-// safeForming returns a copy of the names of asm.CallNames() from index from on, up
-// to the first that is not known yet ("") included, and how many calls have
-// started. The names before from are known already, and planNative holds at the
-// first unknown name: copying them every round would make a stream of many calls
-// quadratic. A panic is logged and gives none.
-func safeForming(asm Assembler, from int) (names []string, total int) {
-	defer func() {
-		if v := recover(); v != nil {
-			logPanic("listing the native calls of a stream", nil, v)
-			names, total = nil, 0
-		}
-	}()
 	all := asm.CallNames()
-	if from < len(all) {
+	if from >= 0 && from < len(all) {
 		end := len(all)
 		if i := slices.Index(all[from:], ""); i >= 0 {
 			end = from + i + 1
@@ -776,187 +674,34 @@ func safeForming(asm Assembler, from int) (names []string, total int) {
 	return names, len(all)
 }
 
-// newDecoder returns ps.NewDecoder(); a panic is logged and gives nil.
-func newDecoder(ps PromptStrategy) (dec TextDecoder) {
-	defer func() {
-		if v := recover(); v != nil {
-			logPanic("creating a text decoder", nil, v)
-			dec = nil
-		}
-	}()
-	return ps.NewDecoder()
-}
+// stateKey keys the states of StreamState by driver and by type, for a driver
+// that keeps states of more than one type: the first is keyed by the driver alone
+// (a pointer-shaped key costs no allocation), the others by a stateKey.
+type stateKey[T any] struct{ key any }
 
-// scanText advances the decoder over the text: Scan while the stream runs, Finish
-// once at its end. A panic in the decoder is logged and disables it for the stream.
-func (b *BaseDriver) scanText(st *streamState, v streamView) (found []ToolCall) {
-	defer func() {
-		if r := recover(); r != nil {
-			logPanic("decoding streamed text", nil, r)
-			st.dec, found = nil, nil
+// StreamState returns the state of type T that the driver identified by key keeps
+// on buf, created (as a zero T) on first use; the same key and T give the same
+// pointer for the life of the buffer. key must be comparable: use the driver
+// itself, as [net/http.ResponseController] is used with the ResponseWriter. The state
+// is the driver's: the buffer never reads it, and a driver that is asked
+// concurrently on one buffer guards it with a mutex of its own.
+func StreamState[T any](buf *StreamBuffer, key any) *T {
+	buf.mu.Lock()
+	defer buf.mu.Unlock()
+	var k any = key
+	if st, ok := buf.states[k]; ok {
+		if st, ok := st.(*T); ok {
+			return st
 		}
-	}()
-	switch {
-	case !v.finished:
-		return st.dec.Scan(v.text)
-	case !st.finishDone:
-		st.finishDone = true
-		return st.dec.Finish(v.text)
-	}
-	return nil
-}
-
-// planText decodes the text so far and returns the owned calls found, in order;
-// takeText later drops those another driver took in an earlier round. It sets
-// plan.hold while an owned call may be forming.
-func (b *BaseDriver) planText(ctx context.Context, st *streamState, v streamView, plan *streamPlan) (owned []ToolCall) {
-	found := b.scanText(st, v)
-	for _, c := range found {
-		c.Index = st.textCalls
-		st.textCalls++
-		if b.cachedOwns(ctx, st, c.Name) {
-			owned = append(owned, c)
-		} else if c.Name != "" && st.lastName == c.Name {
-			// The lookup succeeded (a failed one is not cached): foreign.
-			st.foreign = append(st.foreign, c)
+		k = stateKey[T]{key}
+		if st, ok := buf.states[k]; ok {
+			return st.(*T)
 		}
 	}
-	if st.dec == nil {
-		return owned
+	if buf.states == nil {
+		buf.states = map[any]any{}
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			logPanic("decoding streamed text", nil, r)
-			st.dec = nil
-		}
-	}()
-	// Calls a decoder reports only through Malformed (the ones that never closed)
-	// are released at the end of the stream; until then they hold display.
-	all := st.dec.Malformed()
-	sorted := true
-	for ; st.malformed < len(all); st.malformed++ {
-		c := all[st.malformed]
-		if !b.cachedOwns(ctx, st, c.Name) {
-			if v.finished && c.Name != "" && st.lastName == c.Name {
-				// A foreign call that never closed: the client answers it too.
-				if c.Arguments == nil {
-					c.Arguments = map[string]any{}
-				}
-				c.Index = st.textCalls
-				st.textCalls++
-				st.foreign = append(st.foreign, c)
-			}
-			continue
-		}
-		if !v.finished {
-			plan.hold = true
-			break
-		}
-		if c.Arguments == nil {
-			c.Arguments = map[string]any{}
-		}
-		if c.Err == nil {
-			c.Err = fmt.Errorf("%w: the call to %q cannot be decoded", ErrMalformedCall, c.Name)
-		}
-		c.Index = st.textCalls
-		st.textCalls++
-		if len(owned) > 0 && owned[len(owned)-1].Start > c.Start {
-			sorted = false
-		}
-		owned = append(owned, c)
-	}
-	if !sorted {
-		sort.SliceStable(owned, func(i, j int) bool { return owned[i].Start < owned[j].Start })
-	}
-	if !v.finished && !plan.hold {
-		if _, name, ok := st.dec.Pending(); ok && (name == "" || b.cachedOwns(ctx, st, name)) {
-			plan.hold = true
-		}
-	}
-	return owned
-}
-
-// takeText keeps the owned text calls no other driver took in an earlier round,
-// records their spans as consumed and sets the text of the round's history. Call it
-// with buf.mu held.
-func (b *BaseDriver) takeText(buf *StreamBuffer, v streamView, found []ToolCall, plan *streamPlan) {
-	owned := found[:0]
-	for _, c := range found {
-		if !buf.takenBefore(c.Start, c.End) {
-			owned = append(owned, c)
-		}
-	}
-	if len(owned) == 0 {
-		return
-	}
-	end := 0
-	for _, c := range owned {
-		buf.consume(c.Start, c.End)
-		end = max(end, c.End)
-	}
-	end = min(end, len(v.text))
-	from := min(buf.histFrom, end)
-	buf.histFrom = max(buf.histFrom, end)
-	plan.text = owned
-	plan.textReply = Output{Text: v.text[from:end]}
-}
-
-// nativeCalls finds the native format that matches out and returns it with the
-// owned and the foreign calls, each with its Index. A panic in a format is logged,
-// and the next format is asked.
-func (b *BaseDriver) nativeCalls(ctx context.Context, st *streamState, out Output) (WireFormat, []ToolCall, []ToolCall) {
-	for _, f := range b.formats {
-		if _, isText := f.(textFormat); isText {
-			continue
-		}
-		if _, streams := f.(StreamingFormat); !streams {
-			continue
-		}
-		calls, ok := safeExtract(f, out)
-		if !ok {
-			continue
-		}
-		owned, foreign, err := b.owned(ctx, calls)
-		if err != nil && st.unavail == nil {
-			st.unavail = err
-		}
-		return f, owned, foreign
-	}
-	return nil, nil, nil
-}
-
-// safeExtract returns s's calls of reply when s matches it; a panic is logged and
-// counts as no match.
-func safeExtract(s WireFormat, reply Output) (calls []ToolCall, ok bool) {
-	defer func() {
-		if v := recover(); v != nil {
-			logPanic("extracting the calls of a streamed message", s, v)
-			calls, ok = nil, false
-		}
-	}()
-	if !s.Match(reply) {
-		return nil, false
-	}
-	return extractIndexed(s, reply), true
-}
-
-// cachedOwns is ownsName with a one-entry cache per stream, so that a call that
-// stays pending over many chunks costs one lookup. A failed lookup is remembered in
-// st.unavail.
-func (b *BaseDriver) cachedOwns(ctx context.Context, st *streamState, name string) bool {
-	if name == "" {
-		return false
-	}
-	if name == st.lastName {
-		return st.lastOwned
-	}
-	owned, err := b.ownsName(ctx, name)
-	if err != nil {
-		if st.unavail == nil {
-			st.unavail = err
-		}
-		return false // not cached: the next lookup may succeed
-	}
-	st.lastName, st.lastOwned = name, owned
-	return owned
+	st := new(T)
+	buf.states[k] = st
+	return st
 }

@@ -16,6 +16,8 @@ import (
 	"github.com/getkin/kin-openapi/openapi2conv"
 	"github.com/getkin/kin-openapi/openapi3"
 	yaml "go.yaml.in/yaml/v4"
+
+	"github.com/mcs-go/mcs/drivers/rest/internal/fastdoc"
 )
 
 // externalRefKey replaces "$ref" in an object whose reference points outside
@@ -96,17 +98,26 @@ func readLimited(r io.Reader, limit int64) ([]byte, error) {
 // token scan for the order. A document that references other documents takes a second pass in
 // which those references are replaced by empty objects (see externalRefKey).
 //
-// An OpenAPI 3 JSON document first tries decodeFast, which decodes only what
+// An OpenAPI 3 JSON document first tries fastdoc.Decode, which decodes only what
 // the driver reads and yields the same tools; a document it does not handle
 // takes parseOrdinary.
 func parse(ctx context.Context, data []byte, scheme string) (*openapi3.T, outline, error) {
 	if trimmed := bytes.TrimLeft(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '{' {
-		doc, ol, err := decodeFast(ctx, trimmed)
-		if !errors.Is(err, errNotFast) {
-			return doc, ol, err
+		doc, ol, err := fastdoc.Decode(ctx, trimmed)
+		if !errors.Is(err, fastdoc.ErrNotFast) {
+			return doc, outlineOf(ol), err
 		}
 	}
 	return parseOrdinary(ctx, data, scheme)
+}
+
+// outlineOf is the outline of the fast path's outline.
+func outlineOf(o fastdoc.Outline) outline {
+	ol := outline{openapi: o.OpenAPI, swagger: o.Swagger, paths: make([]pathOrder, len(o.Paths))}
+	for i, p := range o.Paths {
+		ol.paths[i] = pathOrder{path: p.Path, methods: p.Methods}
+	}
+	return ol
 }
 
 // parseOrdinary is parse without the fast path.

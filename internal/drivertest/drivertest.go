@@ -1,6 +1,9 @@
 // Package drivertest helps test the built-in drivers over a confined root: it
 // calls tools as a model would, checks outcomes against table test cases, and runs
-// the escape attempts of package confinetest against a driver.
+// the escape attempts of package confinetest against a driver. The rules every
+// tool driver keeps (listing, lookups, meta, error vocabulary) are checked by the
+// conformance kit, package mcstest; this package holds what is particular to the
+// built-in drivers.
 //
 // The helpers report through the testing.TB they are given and, as its Fatal
 // methods require, must be called from the goroutine running the test;
@@ -21,6 +24,7 @@ import (
 	"github.com/mcs-go/mcs"
 	"github.com/mcs-go/mcs/internal/confine"
 	"github.com/mcs-go/mcs/internal/confine/confinetest"
+	"github.com/mcs-go/mcs/mcstest"
 )
 
 // Open returns newDriver(cfg), stopping the test when it fails, and closes the
@@ -60,34 +64,24 @@ func CheckMeta(tb testing.TB, td mcs.ToolDriver, d mcs.Driver, want mcs.Meta) {
 	}
 }
 
-// LookupDriver is a tool driver that can also look up a tool by name, as the
-// built-in drivers can.
-type LookupDriver interface {
-	mcs.ToolDriver
-	mcs.ToolLookup
-}
-
-// CheckTools checks that td lists the tools named want, in this order, that every
-// listed tool validates and that HasTool reports each of them.
-func CheckTools(tb testing.TB, td LookupDriver, want []string) {
+// CheckTools checks that td lists the tools named want, in this order, and runs
+// td through the conformance kit (valid, unique and stable tools that the lookups
+// agree with, an honest meta, the error vocabulary), without probes.
+func CheckTools(tb testing.TB, td mcs.ToolDriver, want []string) {
 	tb.Helper()
-	ctx := context.Background()
-	tools, err := td.ListTools(ctx)
+	tools, err := td.ListTools(context.Background())
 	if err != nil {
 		tb.Fatal(err)
 	}
-	var names []string
+	names := make([]string, 0, len(tools))
 	for _, tool := range tools {
-		if err := tool.Validate(); err != nil {
-			tb.Error(err)
-		}
 		names = append(names, tool.Name)
-		if has, err := td.HasTool(ctx, tool.Name); !has || err != nil {
-			tb.Errorf("HasTool(%q) = %t, %v for a listed tool", tool.Name, has, err)
-		}
 	}
 	if diff := cmp.Diff(want, names); diff != "" {
 		tb.Errorf("tools (-want +got):\n%s", diff)
+	}
+	if err := mcstest.TestToolDriver(td); err != nil {
+		tb.Error(err)
 	}
 }
 

@@ -1,13 +1,13 @@
-// Package metatest checks, for every driver type of the module, that its meta
-// advertises exactly the contracts a type assertion finds: mcs.DeriveCapabilities is
-// the one rule, and no composition lies about what it can do.
+// Package metatest runs the compositions of the module's drivers through the
+// conformance kit (package mcstest), which checks among others that a meta
+// advertises exactly the contracts a type assertion finds, and checks what the
+// kit does not: the behaviour hints of the file drivers' tools. Each driver alone
+// is run through the kit in its own package.
 package metatest
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"testing"
 
@@ -15,6 +15,7 @@ import (
 	"github.com/mcs-go/mcs/drivers/csv"
 	"github.com/mcs-go/mcs/drivers/filesystem"
 	"github.com/mcs-go/mcs/drivers/rest"
+	"github.com/mcs-go/mcs/mcstest"
 	"github.com/mcs-go/mcs/orchestrator"
 )
 
@@ -35,75 +36,23 @@ func (d withHealth) Meta() mcs.Meta { return mcs.DeriveCapabilities(mcs.Meta{ID:
 func (withHealth) ListTools(context.Context) ([]mcs.Tool, error) {
 	return []mcs.Tool{{Name: "t", Description: "t"}}, nil
 }
-func (withHealth) ExecuteTool(context.Context, string, map[string]any) (any, error) { return nil, nil }
+func (withHealth) ExecuteTool(_ context.Context, name string, _ map[string]any) (any, error) {
+	if name != "t" {
+		return nil, fmt.Errorf("%w: %q", mcs.ErrUnknownTool, name)
+	}
+	return "ok", nil
+}
 func (withHealth) Healthcheck(context.Context) mcs.HealthResult {
 	return mcs.HealthResult{Status: mcs.HealthError}
 }
 
-type metaer interface{ Meta() mcs.Meta }
-
-func TestEveryDriverMetaIsHonest(t *testing.T) {
-	dir := t.TempDir()
-	must := func(v metaer, err error) metaer {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if c, ok := v.(io.Closer); ok {
-			t.Cleanup(func() { c.Close() })
-		}
-		return v
-	}
-	drivers := map[string]metaer{
-		"BaseDriver over a healthchecked tool driver": mcs.NewBaseDriver(withHealth{}),
-		"the healthchecked tool driver itself":        withHealth{},
-		"orchestrator":                                orchestrator.New(nil),
-		"rest tool driver":                            must(rest.NewToolDriver(rest.Config{Spec: []byte(spec)})),
-		"rest driver":                                 must(rest.New(rest.Config{Spec: []byte(spec)})),
-		"filesystem tool driver":                      must(filesystem.NewToolDriver(filesystem.Config{Root: dir})),
-		"filesystem driver":                           must(filesystem.New(filesystem.Config{Root: dir})),
-		"csv tool driver":                             must(csv.NewToolDriver(csv.Config{Root: dir})),
-		"csv driver":                                  must(csv.New(csv.Config{Root: dir})),
-	}
-	o := orchestrator.New(nil)
-	if err := o.AddDriver("h", mcs.NewBaseDriver(withHealth{})); err != nil {
-		t.Fatal(err)
-	}
-	drivers["orchestrator over a BaseDriver"] = o
-	for name, d := range drivers {
-		checkHonest(t, name, d)
-	}
-}
-
-// checkHonest fails t when d's meta and a type assertion disagree about any
-// capability flag.
-func checkHonest(t *testing.T, name string, d metaer) {
-	t.Helper()
-	m := d.Meta()
-	_, isDriver := d.(mcs.Driver)
-	_, isToolDriver := d.(mcs.ToolDriver)
-	_, isNative := d.(mcs.SupportsNativeTools)
-	_, isStreaming := d.(mcs.SupportsStreaming)
-	_, isMiddleware := d.(mcs.SupportsToolMiddleware)
-	_, isHealth := d.(mcs.SupportsHealthcheck)
-	for flag, implements := range map[mcs.Capability]bool{
-		mcs.CapabilityStandalone:     isDriver,
-		mcs.CapabilityOrchestratable: isToolDriver,
-		mcs.CapabilityNativeTools:    isNative,
-		mcs.CapabilityStreaming:      isStreaming,
-		mcs.CapabilityToolMiddleware: isMiddleware,
-		mcs.CapabilityHealthcheck:    isHealth,
-	} {
-		if m.HasCapability(flag) != implements {
-			t.Errorf("%s: meta says %s=%v, the type assertion says %v", name, flag, m.HasCapability(flag), implements)
-		}
-	}
-}
-
-// TestOneErrorVocabulary: every driver of the module, and an orchestrator over
-// them, reports an unknown tool with mcs.ErrUnknownTool and bad arguments with an
-// *mcs.ArgumentsError, so that a client branches once for all of them.
-func TestOneErrorVocabulary(t *testing.T) {
+// TestCompositionsConform runs the compositions of drivers through the
+// conformance kit (each driver alone is run in its own package): a BaseDriver
+// over a healthchecked tool driver, orchestrators empty, over a BaseDriver and
+// over the REST, filesystem and CSV drivers, whose errors reach the caller in the
+// one vocabulary (mcs.ErrUnknownTool, *mcs.ArgumentsError) through the
+// orchestrator.
+func TestCompositionsConform(t *testing.T) {
 	dir := t.TempDir()
 	r, err := rest.New(rest.Config{Spec: []byte(spec)})
 	if err != nil {
@@ -119,30 +68,31 @@ func TestOneErrorVocabulary(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	o := orchestrator.New(nil)
+	all := orchestrator.New(nil)
 	for label, d := range map[string]mcs.ToolDriver{"rest": r, "fs": fs, "csv": c} {
-		if err := o.AddDriver(label, d); err != nil {
+		if err := all.AddDriver(label, d); err != nil {
 			t.Fatal(err)
 		}
 	}
-	tests := []struct {
-		name string
-		d    mcs.ToolDriver
-		tool string // a tool the driver publishes, called with a bogus argument
-	}{
-		{"rest", r, "listPets"},
-		{"filesystem", fs, "read_file"},
-		{"csv", c, "describe_csv"},
-		{"orchestrator", o, "fs__read_file"},
+	overBase := orchestrator.New(nil)
+	if err := overBase.AddDriver("h", mcs.NewBaseDriver(withHealth{})); err != nil {
+		t.Fatal(err)
 	}
-	ctx := context.Background()
+	tests := []struct {
+		name   string
+		td     mcs.ToolDriver
+		probes []mcstest.Probe
+	}{
+		{"the healthchecked tool driver itself", withHealth{}, []mcstest.Probe{{Tool: "t"}}},
+		{"BaseDriver over a healthchecked tool driver", mcs.NewBaseDriver(withHealth{}), []mcstest.Probe{{Tool: "t"}}},
+		{"empty orchestrator", orchestrator.New(nil), nil},
+		{"orchestrator over a BaseDriver", overBase, []mcstest.Probe{{Tool: "t"}}},
+		{"orchestrator over rest, filesystem and csv", all, []mcstest.Probe{
+			{Tool: "fs__read_file", Args: map[string]any{"bogus": 1.0}, Invalid: true}}},
+	}
 	for _, tt := range tests {
-		if _, err := tt.d.ExecuteTool(ctx, "no_such_tool", nil); !errors.Is(err, mcs.ErrUnknownTool) {
-			t.Errorf("%s: unknown tool: %v does not wrap mcs.ErrUnknownTool", tt.name, err)
-		}
-		_, err := tt.d.ExecuteTool(ctx, tt.tool, map[string]any{"bogus": 1.0})
-		if _, ok := errors.AsType[*mcs.ArgumentsError](err); !ok {
-			t.Errorf("%s: bad arguments: %v is not an *mcs.ArgumentsError", tt.name, err)
+		if err := mcstest.TestToolDriver(tt.td, tt.probes...); err != nil {
+			t.Errorf("%s: %v", tt.name, err)
 		}
 	}
 }

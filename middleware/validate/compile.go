@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcs-go/mcs"
 	"github.com/mcs-go/mcs/internal/clone"
+	"github.com/mcs-go/mcs/internal/fastpath"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -288,7 +289,9 @@ func compileParam(tool string, p mcs.Parameter, formats bool) (out param) {
 		return fail(err)
 	}
 	out.schema = sch
-	out.fast = buildFast(sch)
+	if fastpath.On {
+		out.fast = buildFast(sch)
+	}
 	out.allowsNull = sch.Validate(nil) == nil
 	return out
 }

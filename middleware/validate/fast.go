@@ -268,7 +268,8 @@ func fastNumber(v any) (float64, bool) {
 	return 0, false
 }
 
-// check returns the verdict of v under n.
+// check returns the verdict of v under n: the verdicts of the keyword families,
+// each checked by a method of its own, combined (invalid wins, then unknown).
 func (n *fastNode) check(v any, depth int) verdict {
 	if depth > 64 {
 		return unknown
@@ -279,28 +280,9 @@ func (n *fastNode) check(v any, depth int) verdict {
 		}
 		return invalid
 	}
-	var t typeSet
-	var f float64
-	switch v.(type) {
-	case nil:
-		t = tNull
-	case bool:
-		t = tBoolean
-	case string:
-		t = tString
-	case map[string]any:
-		t = tObject
-	case []any:
-		t = tArray
-	default:
-		var ok bool
-		if f, ok = fastNumber(v); !ok {
-			return unknown
-		}
-		t = tNumber
-		if f == math.Trunc(f) {
-			t |= tInteger
-		}
+	t, f, ok := kindOf(v)
+	if !ok {
+		return unknown
 	}
 	if n.types != 0 && n.types&t == 0 {
 		return invalid
@@ -309,115 +291,161 @@ func (n *fastNode) check(v any, depth int) verdict {
 		return invalid
 	}
 	res := valid
-	and := func(r verdict) bool { // false: stop with res
-		if r == invalid {
-			res = invalid
-			return false
+	switch t {
+	case tString:
+		if n.minLen >= 0 || n.maxLen >= 0 || n.pattern != nil {
+			res = n.checkString(v.(string))
 		}
-		if r == unknown {
-			res = unknown
-		}
-		return true
-	}
-	switch x := v.(type) {
-	case string:
-		if n.minLen >= 0 || n.maxLen >= 0 {
-			l := utf8.RuneCountInString(x)
-			if (n.minLen >= 0 && l < n.minLen) || (n.maxLen >= 0 && l > n.maxLen) {
-				return invalid
-			}
-		}
-		if n.pattern != nil && !n.pattern.MatchString(x) {
-			return invalid
-		}
-	case map[string]any:
-		if (n.minProps >= 0 && len(x) < n.minProps) || (n.maxProps >= 0 && len(x) > n.maxProps) {
-			return invalid
-		}
-		for _, r := range n.required {
-			if _, ok := x[r]; !ok {
-				return invalid
-			}
-		}
-		for k, e := range x {
-			if p, ok := n.props[k]; ok {
-				if !and(p.check(e, depth+1)) {
-					return res
-				}
-				continue
-			}
-			if n.additionalOff {
-				return invalid
-			}
-			if n.additional != nil && !and(n.additional.check(e, depth+1)) {
-				return res
-			}
-		}
-	case []any:
-		if (n.minItems >= 0 && len(x) < n.minItems) || (n.maxItems >= 0 && len(x) > n.maxItems) {
-			return invalid
-		}
-		if n.items != nil {
-			for _, e := range x {
-				if !and(n.items.check(e, depth+1)) {
-					return res
-				}
-			}
-		}
+	case tObject:
+		res = n.checkObject(v.(map[string]any), depth)
+	case tArray:
+		res = n.checkArray(v.([]any), depth)
+	case tNull, tBoolean:
 	default:
-		if t&tNumber != 0 {
-			if (n.min != nil && f < *n.min) || (n.max != nil && f > *n.max) ||
-				(n.exMin != nil && f <= *n.exMin) || (n.exMax != nil && f >= *n.exMax) {
+		res = n.checkNumber(t, f)
+	}
+	if res == invalid {
+		return invalid
+	}
+	if n.format != nil && n.format.Validate(v) != nil {
+		return invalid
+	}
+	if n.ref == nil && n.allOf == nil && n.anyOf == nil && n.one == nil && n.not == nil {
+		return res // the common case: no call
+	}
+	return both(res, n.checkApplicators(v, depth))
+}
+
+// both combines two verdicts on one value: invalid wins, then unknown.
+func both(a, b verdict) verdict {
+	switch {
+	case a == invalid || b == invalid:
+		return invalid
+	case a == unknown || b == unknown:
+		return unknown
+	}
+	return valid
+}
+
+// kindOf returns the JSON type of v, and its value when it is a number; ok is
+// false for a value the fast path does not cover.
+func kindOf(v any) (t typeSet, f float64, ok bool) {
+	switch x := v.(type) {
+	case nil:
+		return tNull, 0, true
+	case bool:
+		return tBoolean, 0, true
+	case string:
+		return tString, 0, true
+	case map[string]any:
+		return tObject, 0, true
+	case []any:
+		return tArray, 0, true
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return 0, 0, false
+		}
+		f = x
+	default:
+		if f, ok = fastNumber(v); !ok {
+			return 0, 0, false
+		}
+	}
+	t = tNumber
+	if f == math.Trunc(f) {
+		t |= tInteger
+	}
+	return t, f, true
+}
+
+// checkString checks minLength, maxLength and pattern.
+func (n *fastNode) checkString(x string) verdict {
+	if n.minLen >= 0 || n.maxLen >= 0 {
+		l := utf8.RuneCountInString(x)
+		if (n.minLen >= 0 && l < n.minLen) || (n.maxLen >= 0 && l > n.maxLen) {
+			return invalid
+		}
+	}
+	if n.pattern != nil && !n.pattern.MatchString(x) {
+		return invalid
+	}
+	return valid
+}
+
+// checkNumber checks the bounds of a number (t holds tNumber for one).
+func (n *fastNode) checkNumber(t typeSet, f float64) verdict {
+	if t&tNumber != 0 && ((n.min != nil && f < *n.min) || (n.max != nil && f > *n.max) ||
+		(n.exMin != nil && f <= *n.exMin) || (n.exMax != nil && f >= *n.exMax)) {
+		return invalid
+	}
+	return valid
+}
+
+// checkObject checks minProperties, maxProperties, required, properties and
+// additionalProperties.
+func (n *fastNode) checkObject(x map[string]any, depth int) verdict {
+	if (n.minProps >= 0 && len(x) < n.minProps) || (n.maxProps >= 0 && len(x) > n.maxProps) {
+		return invalid
+	}
+	for _, r := range n.required {
+		if _, ok := x[r]; !ok {
+			return invalid
+		}
+	}
+	res := valid
+	for k, e := range x {
+		sub := n.additional
+		if p, ok := n.props[k]; ok {
+			sub = p
+		} else if n.additionalOff {
+			return invalid
+		}
+		if sub == nil {
+			continue
+		}
+		if res = both(res, sub.check(e, depth+1)); res == invalid {
+			return invalid
+		}
+	}
+	return res
+}
+
+// checkArray checks minItems, maxItems and items.
+func (n *fastNode) checkArray(x []any, depth int) verdict {
+	if (n.minItems >= 0 && len(x) < n.minItems) || (n.maxItems >= 0 && len(x) > n.maxItems) {
+		return invalid
+	}
+	res := valid
+	if n.items != nil {
+		for _, e := range x {
+			if res = both(res, n.items.check(e, depth+1)); res == invalid {
 				return invalid
 			}
 		}
 	}
-	if n.format != nil {
-		if n.format.Validate(v) != nil {
+	return res
+}
+
+// checkApplicators checks $ref, allOf, anyOf, oneOf and not.
+func (n *fastNode) checkApplicators(v any, depth int) verdict {
+	res := valid
+	if n.ref != nil {
+		if res = n.ref.check(v, depth+1); res == invalid {
 			return invalid
 		}
-	}
-	if n.ref != nil && !and(n.ref.check(v, depth+1)) {
-		return res
 	}
 	for _, s := range n.allOf {
-		if !and(s.check(v, depth+1)) {
-			return res
+		if res = both(res, s.check(v, depth+1)); res == invalid {
+			return invalid
 		}
 	}
 	if len(n.anyOf) > 0 {
-		r := invalid
-		for _, s := range n.anyOf {
-			switch s.check(v, depth+1) {
-			case valid:
-				r = valid
-			case unknown:
-				r = unknown
-			}
-			if r == valid {
-				break
-			}
-		}
-		if !and(r) {
-			return res
+		if res = both(res, n.checkAnyOf(v, depth)); res == invalid {
+			return invalid
 		}
 	}
 	if len(n.one) > 0 {
-		matched, unsure := 0, false
-		for _, s := range n.one {
-			switch s.check(v, depth+1) {
-			case valid:
-				matched++
-			case unknown:
-				unsure = true
-			}
-		}
-		switch {
-		case matched > 1:
-			return invalid
-		case unsure:
-			res = unknown
-		case matched == 0:
+		if res = both(res, n.checkOneOf(v, depth)); res == invalid {
 			return invalid
 		}
 	}
@@ -426,10 +454,46 @@ func (n *fastNode) check(v any, depth int) verdict {
 		case valid:
 			return invalid
 		case unknown:
-			res = unknown
+			res = both(res, unknown)
 		}
 	}
 	return res
+}
+
+// checkAnyOf is valid when one subschema is, invalid when every one is.
+func (n *fastNode) checkAnyOf(v any, depth int) verdict {
+	r := invalid
+	for _, s := range n.anyOf {
+		switch s.check(v, depth+1) {
+		case valid:
+			return valid
+		case unknown:
+			r = unknown
+		}
+	}
+	return r
+}
+
+// checkOneOf is valid when exactly one subschema is and no other is unsure.
+func (n *fastNode) checkOneOf(v any, depth int) verdict {
+	matched, unsure := 0, false
+	for _, s := range n.one {
+		switch s.check(v, depth+1) {
+		case valid:
+			matched++
+		case unknown:
+			unsure = true
+		}
+	}
+	switch {
+	case matched > 1:
+		return invalid
+	case unsure:
+		return unknown
+	case matched == 0:
+		return invalid
+	}
+	return valid
 }
 
 func (n *fastNode) inEnum(v any, t typeSet, f float64) bool {

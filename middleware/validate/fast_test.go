@@ -55,6 +55,9 @@ func compileDoc(t testing.TB, src string) param {
 	if p.err != nil {
 		t.Fatalf("%s: %v", src, p.err)
 	}
+	if p.fast == nil && p.schema != nil {
+		p.fast = buildFast(p.schema) // the fast path is checked with mcs_nofast too
+	}
 	return p
 }
 

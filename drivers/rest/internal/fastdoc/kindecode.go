@@ -1,4 +1,4 @@
-package rest
+package fastdoc
 
 import (
 	"encoding/json"

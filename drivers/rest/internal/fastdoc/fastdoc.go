@@ -1,10 +1,15 @@
-package rest
+// Package fastdoc is the REST driver's fast path for OpenAPI 3 JSON documents:
+// Decode reads only what the driver lists and runs, on all cores, into
+// kin-openapi's types, and gives way (ErrNotFast) wherever the result could
+// differ from kin-openapi's own decoding. FuzzFastDoc checks it against
+// kin-openapi. The build tag mcs_nofast turns it off.
+package fastdoc
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
+	"errors"
 	"reflect"
 	"runtime"
 	"slices"
@@ -14,6 +19,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/mcs-go/mcs/drivers/rest/internal/jsonscan"
+	"github.com/mcs-go/mcs/internal/fastpath"
 )
 
 // The fast path for OpenAPI 3 JSON documents.
@@ -25,7 +33,7 @@ import (
 // twice (into generic values, then again into its types after re-encoding
 // them), and every level of its decoding re-validates the bytes below it.
 //
-// decodeFast therefore scans the document once with a validating scanner,
+// Decode therefore scans the document once with a validating scanner,
 // keeps only what the listing and the execution of operations read (the
 // document's servers and security, each path item without its callbacks and
 // with only the media types of its responses, and the components those parts reference, transitively, plus
@@ -35,7 +43,7 @@ import (
 // decoders. References are then resolved by kin-openapi as before.
 //
 // Wherever the trimmed document could decode differently from the whole one,
-// decodeFast gives up and the caller takes the ordinary path: a syntax error,
+// Decode gives up and the caller takes the ordinary path: a syntax error,
 // a duplicate object key, an object key with an escape sequence, a key that
 // the standard library would match case-insensitively to a field it is not
 // written as, a path item $ref, a reference kin-openapi resolves that is not
@@ -43,12 +51,29 @@ import (
 // Path items whose numbers the ordinary path would round through float64 are
 // decoded as the ordinary path decodes them.
 
-// errNotFast says the fast path does not apply to a document; the caller
-// decodes it the ordinary way.
-var errNotFast = fmt.Errorf("the fast path does not apply")
+// ErrNotFast says the fast path does not apply to a document (or is off); the
+// caller decodes it the ordinary way.
+var ErrNotFast = errors.New("the fast path does not apply")
+
+// Outline is what the driver reads from the raw document besides the decoded
+// document: the version fields and the order of the paths and their methods.
+type Outline struct {
+	OpenAPI string // value of "openapi", if any
+	Swagger string // value of "swagger", if any
+	Paths   []PathOrder
+}
+
+// PathOrder is one path of the document and its methods, in document order.
+type PathOrder struct {
+	Path    string
+	Methods []string
+}
+
+// methods are the operations of a path item the driver lists, in its order.
+var methods = []string{"get", "put", "post", "delete", "patch", "head", "options"}
 
 // maxScanDepth is the nesting depth the standard library's decoder accepts.
-const maxScanDepth = 10000
+const maxScanDepth = jsonscan.MaxDepth
 
 type span struct{ start, end int }
 
@@ -80,16 +105,11 @@ type docScanner struct {
 
 // fail is the result of a scan that found something the fast path does not
 // handle, or a syntax error.
-const fail = -1
+const fail = jsonscan.Fail
 
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+func isSpace(c byte) bool { return jsonscan.IsSpace(c) }
 
-func (s *docScanner) ws(i int) int {
-	for i < len(s.data) && isSpace(s.data[i]) {
-		i++
-	}
-	return i
-}
+func (s *docScanner) ws(i int) int { return jsonscan.WS(s.data, i) }
 
 // value validates the value that starts at or after i (after white space) and
 // returns the index after it, or fail.
@@ -141,105 +161,20 @@ func (s *docScanner) value(i, depth int) int {
 	return fail
 }
 
-func (s *docScanner) literal(i int, lit string) int {
-	if !bytes.HasPrefix(s.data[i:], []byte(lit)) {
-		return fail
-	}
-	return i + len(lit)
-}
+func (s *docScanner) literal(i int, lit string) int { return jsonscan.Literal(s.data, i, lit) }
 
-// number validates a JSON number at i.
+// number validates a JSON number at i, counting the odd ones.
 func (s *docScanner) number(i int) int {
-	d := s.data
-	start := i
-	if d[i] == '-' {
-		i++
-	}
-	digits := 0
-	switch {
-	case i < len(d) && d[i] == '0':
-		i++
-		digits++
-	case i < len(d) && d[i] >= '1' && d[i] <= '9':
-		for i < len(d) && d[i] >= '0' && d[i] <= '9' {
-			i++
-			digits++
-		}
-	default:
-		return fail
-	}
-	odd := false
-	if i < len(d) && d[i] == '.' {
-		odd = true
-		i++
-		n := i
-		for i < len(d) && d[i] >= '0' && d[i] <= '9' {
-			i++
-		}
-		if i == n {
-			return fail
-		}
-	}
-	if i < len(d) && (d[i] == 'e' || d[i] == 'E') {
-		odd = true
-		i++
-		if i < len(d) && (d[i] == '+' || d[i] == '-') {
-			i++
-		}
-		n := i
-		for i < len(d) && d[i] >= '0' && d[i] <= '9' {
-			i++
-		}
-		if i == n {
-			return fail
-		}
-	}
-	if odd || digits > 15 || (d[start] == '-' && digits == 1 && d[start+1] == '0') {
+	end, odd := jsonscan.Number(s.data, i)
+	if odd {
 		s.odd++
 	}
-	return i
+	return end
 }
 
 // str validates the string whose opening quote is at i; it returns the index
 // after the closing quote and whether the string has escape sequences.
-func (s *docScanner) str(i int) (int, bool) {
-	d := s.data
-	escaped := false
-	for i++; i < len(d); i++ {
-		switch c := d[i]; {
-		case c == '"':
-			return i + 1, escaped
-		case c == '\\':
-			escaped = true
-			i++
-			if i >= len(d) {
-				return fail, escaped
-			}
-			switch d[i] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			case 'u':
-				if i+4 >= len(d) {
-					return fail, escaped
-				}
-				for _, h := range d[i+1 : i+5] {
-					if !hexDigit(h) {
-						return fail, escaped
-					}
-				}
-				i += 4
-			default:
-				return fail, escaped
-			}
-		case c < 0x20:
-			return fail, escaped
-		}
-	}
-	return fail, escaped
-}
-
-func hexDigit(c byte) bool {
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
-}
+func (s *docScanner) str(i int) (int, bool) { return jsonscan.Str(s.data, i) }
 
 // object validates the object at i. For each member, each (when not nil) is
 // given the key and the index where the value starts and returns the index
@@ -412,7 +347,7 @@ type memberSpan struct {
 
 // fastScan is what the scan of a document found.
 type fastScan struct {
-	ol         outline
+	ol         Outline
 	servers    *span
 	security   *span
 	items      []pathItemScan
@@ -420,7 +355,7 @@ type fastScan struct {
 	names      map[string][]string        // kind -> names in document order
 }
 
-// scanFast scans data, an OpenAPI 3 JSON document, or returns errNotFast.
+// scanFast scans data, an OpenAPI 3 JSON document, or returns ErrNotFast.
 func scanFast(data []byte) (*docScanner, *fastScan, error) {
 	s := &docScanner{data: data}
 	fs := &fastScan{components: map[string]map[string]span{}, names: map[string][]string{}}
@@ -439,9 +374,9 @@ func scanFast(data []byte) (*docScanner, *fastScan, error) {
 			if e != fail {
 				if str, ok := s.stringAt(span{v, e}); ok {
 					if key == "openapi" {
-						fs.ol.openapi = str
+						fs.ol.OpenAPI = str
 					} else {
-						fs.ol.swagger = str
+						fs.ol.Swagger = str
 					}
 				}
 			}
@@ -493,14 +428,14 @@ func scanFast(data []byte) (*docScanner, *fastScan, error) {
 		return s.value(v, 1)
 	})
 	if end == fail || s.ws(end) != len(data) || notFast {
-		return nil, nil, errNotFast
+		return nil, nil, ErrNotFast
 	}
 	return s, fs, nil
 }
 
 // pathItem scans the path item of path at v.
 func (s *docScanner) pathItem(fs *fastScan, path string, v int, notFast *bool) int {
-	po := pathOrder{path: path}
+	po := PathOrder{Path: path}
 	d := s.data
 	if v >= len(d) || d[v] != '{' {
 		// The outline keeps the path without methods; the ordinary decoder
@@ -516,7 +451,7 @@ func (s *docScanner) pathItem(fs *fastScan, path string, v int, notFast *bool) i
 			return fail
 		}
 		if slices.Contains(methods, key) {
-			po.methods = append(po.methods, key)
+			po.Methods = append(po.Methods, key)
 			if mv >= len(d) || d[mv] != '{' {
 				e := s.value(mv, 3)
 				item.members = append(item.members, memberSpan{key: key, val: span{mv, e}})
@@ -558,7 +493,7 @@ func (s *docScanner) pathItem(fs *fastScan, path string, v int, notFast *bool) i
 		return fail
 	}
 	item.odd = s.odd != odd
-	fs.ol.paths = append(fs.ol.paths, po)
+	fs.ol.Paths = append(fs.ol.Paths, po)
 	if !strings.HasPrefix(path, "x-") {
 		fs.items = append(fs.items, item)
 	}
@@ -616,16 +551,19 @@ func componentRef(ref string) (kind, name string, ok bool) {
 	return kind, name, name != ""
 }
 
-// decodeFast decodes an OpenAPI 3 JSON document for the driver, or returns
-// errNotFast (see the comment at the top of this file). It checks ctx between
+// Decode decodes an OpenAPI 3 JSON document for the driver, or returns
+// ErrNotFast (see the comment at the top of this file). It checks ctx between
 // path items and components.
-func decodeFast(ctx context.Context, data []byte) (*openapi3.T, outline, error) {
+func Decode(ctx context.Context, data []byte) (*openapi3.T, Outline, error) {
+	if !fastpath.On {
+		return nil, Outline{}, ErrNotFast
+	}
 	s, fs, err := scanFast(data)
 	if err != nil {
-		return nil, outline{}, err
+		return nil, Outline{}, err
 	}
-	if fs.ol.swagger != "" || !strings.HasPrefix(fs.ol.openapi, "3.") {
-		return nil, fs.ol, errNotFast
+	if fs.ol.Swagger != "" || !strings.HasPrefix(fs.ol.OpenAPI, "3.") {
+		return nil, fs.ol, ErrNotFast
 	}
 
 	// The components the kept parts reach.
@@ -645,7 +583,7 @@ func decodeFast(ctx context.Context, data []byte) (*openapi3.T, outline, error) 
 		for _, r := range s.refsIn(sp) {
 			kind, name, ok := componentRef(r.ref)
 			if !ok {
-				return nil, fs.ol, errNotFast
+				return nil, fs.ol, ErrNotFast
 			}
 			k := compKey{kind, name}
 			if keep[k] {
@@ -658,15 +596,15 @@ func decodeFast(ctx context.Context, data []byte) (*openapi3.T, outline, error) 
 		}
 	}
 
-	doc := &openapi3.T{OpenAPI: fs.ol.openapi, Paths: openapi3.NewPathsWithCapacity(len(fs.items))}
+	doc := &openapi3.T{OpenAPI: fs.ol.OpenAPI, Paths: openapi3.NewPathsWithCapacity(len(fs.items))}
 	if fs.servers != nil {
 		if err := json.Unmarshal(data[fs.servers.start:fs.servers.end], &doc.Servers); err != nil {
-			return nil, fs.ol, errNotFast
+			return nil, fs.ol, ErrNotFast
 		}
 	}
 	if fs.security != nil {
 		if err := json.Unmarshal(data[fs.security.start:fs.security.end], &doc.Security); err != nil {
-			return nil, fs.ol, errNotFast
+			return nil, fs.ol, ErrNotFast
 		}
 	}
 	// Path items and components decode independently of each other, on as
@@ -714,8 +652,11 @@ func decodeFast(ctx context.Context, data []byte) (*openapi3.T, outline, error) 
 			addComponent(doc.Components, t.kind, t.name, comps[len(fs.items)+i])
 		}
 	}
-	if err := newLoader(ctx).ResolveRefsIn(doc, nil); err != nil {
-		return nil, fs.ol, errNotFast
+	l := openapi3.NewLoader()
+	l.IsExternalRefsAllowed = false
+	l.Context = ctx
+	if err := l.ResolveRefsIn(doc, nil); err != nil {
+		return nil, fs.ol, ErrNotFast
 	}
 	return doc, fs.ol, nil
 }
@@ -764,14 +705,14 @@ func (s *docScanner) decodePathItem(buf *bytes.Buffer, it *pathItemScan) (*opena
 		s.itemJSON(buf, it.members)
 		var v any
 		if err := json.Unmarshal(buf.Bytes(), &v); err != nil {
-			return nil, errNotFast
+			return nil, ErrNotFast
 		}
 		raw, err := json.Marshal(v)
 		if err != nil {
-			return nil, errNotFast
+			return nil, ErrNotFast
 		}
 		if err := item.UnmarshalJSON(raw); err != nil {
-			return nil, errNotFast
+			return nil, ErrNotFast
 		}
 		for _, m := range it.members {
 			for _, om := range m.ops {
@@ -780,7 +721,7 @@ func (s *docScanner) decodePathItem(buf *bytes.Buffer, it *pathItemScan) (*opena
 				}
 				rs, err := s.responseMedia(om.val)
 				if err != nil {
-					return nil, errNotFast
+					return nil, ErrNotFast
 				}
 				if op := item.GetOperation(strings.ToUpper(m.key)); op != nil {
 					op.Responses = rs
@@ -808,7 +749,7 @@ func (s *docScanner) decodePathItem(buf *bytes.Buffer, it *pathItemScan) (*opena
 					return nil, err
 				}
 			} else if string(raw) != "null" {
-				return nil, errNotFast
+				return nil, ErrNotFast
 			}
 			switch m.key {
 			case "get":
@@ -828,7 +769,7 @@ func (s *docScanner) decodePathItem(buf *bytes.Buffer, it *pathItemScan) (*opena
 			}
 		}
 		if err != nil {
-			return nil, errNotFast
+			return nil, ErrNotFast
 		}
 	}
 	return item, nil
@@ -865,7 +806,7 @@ func (s *docScanner) decodeOperation(members []memberSpan) (*openapi3.Operation,
 			op.Responses, err = s.responseMedia(m.val)
 		}
 		if err != nil {
-			return nil, errNotFast
+			return nil, ErrNotFast
 		}
 	}
 	return op, nil
@@ -880,12 +821,12 @@ const maxResponseRefs = 32
 // responses with HTML media types in their content, without their schemas,
 // references into the response components followed; nil when there are none.
 // Whatever it does not handle (a value that is not an object, a reference
-// elsewhere or to a missing component, a longer chain) returns errNotFast, so
+// elsewhere or to a missing component, a longer chain) returns ErrNotFast, so
 // that the ordinary path decides what it means.
 func (s *docScanner) responseMedia(sp span) (*openapi3.Responses, error) {
 	k := s.kin()
 	if !k.isObject(sp) {
-		return nil, errNotFast
+		return nil, ErrNotFast
 	}
 	if !containsHTML(k.raw(sp)) && !s.mayReferHTML(sp) {
 		return nil, nil // no response can name an HTML media type
@@ -906,7 +847,7 @@ func (s *docScanner) responseMedia(sp span) (*openapi3.Responses, error) {
 			}
 		}
 		if !k.isObject(val) || k.hasRef(val) {
-			err = errNotFast
+			err = ErrNotFast
 			return false
 		}
 		if !containsHTML(k.raw(val)) {
@@ -918,7 +859,7 @@ func (s *docScanner) responseMedia(sp span) (*openapi3.Responses, error) {
 				return true
 			}
 			if !k.isObject(cv) {
-				err = errNotFast
+				err = ErrNotFast
 				return false
 			}
 			k.members(cv, func(media string, _ span) bool {
@@ -1007,7 +948,7 @@ func (s *docScanner) responseTarget(sp span) (span, error) {
 		return false
 	})
 	if !found {
-		return span{}, errNotFast
+		return span{}, ErrNotFast
 	}
 	return target, nil
 }
@@ -1026,7 +967,7 @@ func (s *docScanner) decodeComponent(kind string, sp span) (any, error) {
 		}
 		r, err := s.kin().schemaRef(sp)
 		if err != nil {
-			return nil, errNotFast
+			return nil, ErrNotFast
 		}
 		return r, nil
 	case "parameters":
@@ -1035,7 +976,7 @@ func (s *docScanner) decodeComponent(kind string, sp span) (any, error) {
 		}
 		r, err := s.kin().parameterRef(sp)
 		if err != nil {
-			return nil, errNotFast
+			return nil, ErrNotFast
 		}
 		return r, nil
 	case "requestBodies":
@@ -1044,7 +985,7 @@ func (s *docScanner) decodeComponent(kind string, sp span) (any, error) {
 		}
 		r, err := s.kin().requestBodyRef(sp)
 		if err != nil {
-			return nil, errNotFast
+			return nil, ErrNotFast
 		}
 		return r, nil
 	case "headers":
@@ -1060,14 +1001,14 @@ func (s *docScanner) decodeComponent(kind string, sp span) (any, error) {
 	case "callbacks":
 		v = new(openapi3.CallbackRef)
 	default:
-		return nil, errNotFast
+		return nil, ErrNotFast
 	}
 	if string(raw) == "null" {
 		// As the standard library decodes null in a map of pointers.
 		return reflect.Zero(reflect.TypeOf(v)).Interface(), nil
 	}
 	if err := json.Unmarshal(raw, v); err != nil {
-		return nil, errNotFast
+		return nil, ErrNotFast
 	}
 	return v, nil
 }

@@ -1,0 +1,7 @@
+//go:build !mcs_nofast
+
+package fastpath
+
+// On reports whether the fast paths are on: true unless the build tag mcs_nofast
+// is set.
+const On = true
