@@ -57,6 +57,8 @@ type ToolDriver struct {
 	version  atomic.Uint64
 
 	onChange func() // tests: called after a change was recorded
+
+	sampling samplingState
 }
 
 // Driver is the complete MCP driver: the [ToolDriver] with the LLM-facing half
@@ -106,7 +108,14 @@ func NewToolDriver(ctx context.Context, cfg Config) (*ToolDriver, error) {
 		Logger:                 c.Logger,
 		ToolListChangedHandler: func(context.Context, *mcpsdk.ToolListChangedRequest) { d.markChanged() },
 		ElicitationHandler:     d.elicit,
+		// Resources and prompts: the driver's version moves so that a holder
+		// lists it again.
+		PromptListChangedHandler:   func(context.Context, *mcpsdk.PromptListChangedRequest) { d.markChanged() },
+		ResourceListChangedHandler: func(context.Context, *mcpsdk.ResourceListChangedRequest) { d.markChanged() },
+		ResourceUpdatedHandler:     d.resourceUpdated,
+		CreateMessageHandler:       d.samplingHandler(),
 	})
+	d.client.AddRoots(rootList(c.Roots)...)
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, DefaultConnectTimeout)
@@ -124,7 +133,9 @@ func NewToolDriver(ctx context.Context, cfg Config) (*ToolDriver, error) {
 		s.close()
 		return nil, d.connectError(ctx, s, fmt.Errorf("list tools: %w", err))
 	}
-	d.tools.Store(buildToolSet(list, 0, d.server, d.log))
+	ts := buildToolSet(list, 0, d.server, d.log)
+	d.addLocal(ctx, s, ts)
+	d.tools.Store(ts)
 	return d, nil
 }
 
@@ -254,6 +265,7 @@ func (d *ToolDriver) toolSet(ctx context.Context) (*toolSet, error) {
 		return nil, err
 	}
 	ts := buildToolSet(list, gen, d.server, d.log)
+	d.addLocal(ctx, s, ts)
 	d.tools.Store(ts)
 	return ts, nil
 }
@@ -302,6 +314,9 @@ func (d *ToolDriver) ExecuteTool(ctx context.Context, name string, args map[stri
 	_, remote, ok := ts.lookup(name)
 	if !ok {
 		return nil, fmt.Errorf("%w: %q is not a tool of MCP server %s", mcs.ErrUnknownTool, name, d.server)
+	}
+	if remote == "" { // resources__list, resources__read, prompts__get
+		return d.executeLocal(ctx, name, args)
 	}
 	if args == nil {
 		args = map[string]any{}
