@@ -127,6 +127,9 @@ func (a *app) chat(ctx context.Context, f chatFlags) error {
 			}
 		}
 	}
+	if st, err := a.load(); err == nil {
+		st.Host.Sampling = sampler(model) // for MCP servers with sampling = true
+	}
 	d, err := a.build(ctx)
 	if err != nil {
 		return err
