@@ -37,7 +37,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -351,8 +350,8 @@ func report(w io.Writer, results []result) {
 		}
 		return 0
 	})
-	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', tabwriter.AlignRight|tabwriter.Debug)
-	fmt.Fprintln(tw, "server\tmode\tsessions\tcalls/s\tp50 ms\tp99 ms\tserver CPU µs/call\tserver cores\talloc B/call\twire B/call\trounds\t")
+	fmt.Fprintln(w, "| server | mode | sessions | calls/s | p50 ms | p99 ms | server CPU µs/call | server cores | alloc B/call | wire B/call | rounds |")
+	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, k := range keys {
 		g := groups[k]
 		med := func(f func(result) float64) float64 {
@@ -363,9 +362,8 @@ func report(w io.Writer, results []result) {
 			slices.Sort(v)
 			return v[len(v)/2]
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%.2f\t%.2f\t%.1f\t%.2f\t%.0f\t%.0f\t%d\t\n", k.server, modeName(k.stateless), k.sessions,
+		fmt.Fprintf(w, "| %s | %s | %d | %.0f | %.2f | %.2f | %.1f | %.2f | %.0f | %.0f | %d |\n", k.server, modeName(k.stateless), k.sessions,
 			med(result.callsPerSec), med(func(r result) float64 { return ms(r.P50) }), med(func(r result) float64 { return ms(r.P99) }),
 			med(result.cpuPerCall), med(result.cores), med(result.allocPerCall), med(result.wirePerCall), len(g))
 	}
-	_ = tw.Flush()
 }

@@ -44,7 +44,7 @@ func TestHarness(t *testing.T) {
 	}
 	var out bytes.Buffer
 	report(&out, results)
-	if rows := strings.Count(out.String(), "\n"); rows != 13 {
-		t.Errorf("report has %d lines, want a header and 12 rows:\n%s", rows, out.String())
+	if rows := strings.Count(out.String(), "\n"); rows != 14 {
+		t.Errorf("report has %d lines, want a header, its rule and 12 rows:\n%s", rows, out.String())
 	}
 }
