@@ -256,11 +256,12 @@ func TestAttackEndlessTemplates(t *testing.T) {
 // then left out while the server's tools stay.
 func TestAttackPromptArguments(t *testing.T) {
 	t.Run("a million over HTTP", func(t *testing.T) {
-		var sent atomic.Int64
+		var sent, listings atomic.Int64
 		url := rawRich(t, func(w http.ResponseWriter, method string, id json.RawMessage) bool {
 			if method != "prompts/list" {
 				return false
 			}
+			listings.Add(1)
 			w.Header().Set("Content-Type", "application/json")
 			bw := bufio.NewWriterSize(countingWriter{w, &sent}, 64<<10)
 			fmt.Fprintf(bw, `{"jsonrpc":"2.0","id":%s,"result":{"prompts":[{"name":"p","arguments":[`, id)
@@ -289,6 +290,19 @@ func TestAttackPromptArguments(t *testing.T) {
 		// The listing is 95 MB; the driver stops reading at 16 MiB.
 		if n := sent.Load(); n >= 48_000_000 {
 			t.Errorf("the server sent %d bytes: the whole listing was read", n)
+		}
+		// The tools stay usable, and listing them does not read the prompts
+		// again.
+		for range 3 {
+			if got, err := d.ExecuteTool(testCtx(t), "t", nil); err != nil || got != "ok" {
+				t.Errorf("t = %v, %v", got, err)
+			}
+			if _, err := d.ListTools(testCtx(t)); err != nil {
+				t.Error(err)
+			}
+		}
+		if n := listings.Load(); n != 2 {
+			t.Errorf("prompts/list was asked %d times; want twice (the listing at the start, ListPrompts)", n)
 		}
 	})
 	t.Run("over the argument cap", func(t *testing.T) {

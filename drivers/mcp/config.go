@@ -121,7 +121,8 @@ type Config struct {
 	// Prompts, when true and the server lists prompts, adds the tool
 	// prompts__get, whose description lists the prompts and their arguments and
 	// whose result is the prompt's messages as text. ListPrompts and GetPrompt
-	// work without it.
+	// work without it. A prompt listing that breaks a limit leaves prompts__get
+	// out for the life of the driver (listing again would break it again).
 	Prompts bool
 	// MaxResources bounds the resources, the resource templates and the prompts
 	// of one listing, each over all its pages; zero means DefaultMaxResources.

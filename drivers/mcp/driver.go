@@ -58,7 +58,8 @@ type ToolDriver struct {
 
 	onChange func() // tests: called after a change was recorded
 
-	sampling samplingState
+	sampling   samplingState
+	promptsOff atomic.Bool // the prompt listing broke a limit: no prompts__get
 }
 
 // Driver is the complete MCP driver: the [ToolDriver] with the LLM-facing half

@@ -38,9 +38,17 @@ func (d *ToolDriver) addLocal(ctx context.Context, s *session, ts *toolSet) {
 		add(resourcesListTool(d.server))
 		add(resourcesReadTool(d.server))
 	}
-	if d.cfg.Prompts && caps.Prompts != nil {
+	if d.cfg.Prompts && caps.Prompts != nil && !d.promptsOff.Load() {
 		prompts, err := d.listPrompts(ctx, s)
 		if err != nil {
+			if errors.Is(err, ErrServerLimit) || errors.Is(s.g.fault(), ErrServerLimit) {
+				// Listing again would break the limit again, and over HTTP or
+				// stdio end the session each time.
+				d.promptsOff.Store(true)
+				if f := s.g.fault(); f != nil {
+					s.markBroken(f)
+				}
+			}
 			d.log.Warn("mcp: prompts__get left out: the server's prompts cannot be listed", "server", d.server, "error", err)
 			return
 		}
@@ -113,7 +121,7 @@ func (d *ToolDriver) request(ctx context.Context, what string, fn func(ctx conte
 		return fmt.Errorf("%s of MCP server %s: %w", what, d.server, err)
 	}
 	err = fn(ctx, s)
-	if err != nil && errors.Is(err, mcpsdk.ErrConnectionClosed) && !reconnected && ctx.Err() == nil {
+	if err != nil && errors.Is(err, mcpsdk.ErrConnectionClosed) && !reconnected && ctx.Err() == nil && s.g.fault() == nil {
 		s.markBroken(err)
 		if s, err = d.reconnect(ctx, s); err != nil {
 			return fmt.Errorf("%s of MCP server %s: %w", what, d.server, err)

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -141,7 +142,9 @@ func (d *ToolDriver) resourcesListText(ctx context.Context) (any, error) {
 		return nil, err
 	}
 	tpl, err := d.ListResourceTemplates(ctx)
-	if err != nil {
+	if errors.Is(err, ErrRefused) {
+		tpl = nil // a server without templates
+	} else if err != nil {
 		return nil, err
 	}
 	var b strings.Builder
