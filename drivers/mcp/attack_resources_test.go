@@ -331,3 +331,33 @@ func TestAttackPromptArguments(t *testing.T) {
 		}
 	})
 }
+
+// A server that declares resources but refuses resources/templates/list still
+// has its resources listed by resources__list.
+func TestResourcesListWithoutTemplates(t *testing.T) {
+	url := rawRich(t, func(w http.ResponseWriter, method string, id json.RawMessage) bool {
+		w.Header().Set("Content-Type", "application/json")
+		switch method {
+		case "resources/list":
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"resources":[{"uri":"mem://a","name":"a"}]}}`, id)
+		case "resources/templates/list":
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`, id)
+		default:
+			w.Header().Del("Content-Type")
+			return false
+		}
+		return true
+	})
+	d, err := NewToolDriver(testCtx(t), Config{URL: url, Resources: true, Logger: discardLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.Close() })
+	got, err := d.ExecuteTool(testCtx(t), "resources__list", nil)
+	if err != nil || got != "Resources (1):\n- mem://a — a" {
+		t.Errorf("resources__list = %q, %v", got, err)
+	}
+	if _, err := d.ListResourceTemplates(testCtx(t)); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "method not found") {
+		t.Errorf("ListResourceTemplates: err = %v, want ErrRefused with the server's message", err)
+	}
+}
