@@ -219,8 +219,8 @@ type Host struct {
 	// means http.DefaultClient.
 	HTTPClient *http.Client
 	// Sampling is the program's model, for MCP servers whose table has
-	// sampling = true (their sampling requests are shown to Consent first);
-	// nil declines their requests.
+	// sampling = true (their sampling requests are shown to Consent first),
+	// such as Sampler(model); nil declines their requests.
 	Sampling mcp.SamplingFunc
 }
 

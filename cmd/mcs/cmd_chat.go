@@ -19,6 +19,7 @@ import (
 	"github.com/mcs-go/mcs/runner"
 	"github.com/mcs-go/mcs/runner/anthropic"
 	"github.com/mcs-go/mcs/runner/openai"
+	"github.com/mcs-go/mcs/stack"
 )
 
 func init() { addCommand(newChatCommand) }
@@ -128,7 +129,7 @@ func (a *app) chat(ctx context.Context, f chatFlags) error {
 		}
 	}
 	if st, err := a.load(); err == nil {
-		st.Host.Sampling = sampler(model) // for MCP servers with sampling = true
+		st.Host.Sampling = stack.Sampler(model) // for MCP servers with sampling = true
 	}
 	d, err := a.build(ctx)
 	if err != nil {

@@ -1,14 +1,16 @@
-package main
+package stack_test
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcs-go/mcs/drivers/mcp"
 	"github.com/mcs-go/mcs/runner"
+	"github.com/mcs-go/mcs/stack"
 )
 
 // echoModel answers with the last message's content and records its request.
@@ -32,7 +34,7 @@ func (m *echoModel) Stream(ctx context.Context, req runner.Request, _ func(any))
 
 func TestSampler(t *testing.T) {
 	m := &echoModel{}
-	got, err := sampler(m)(context.Background(), mcp.SamplingRequest{
+	got, err := stack.Sampler(m)(context.Background(), mcp.SamplingRequest{
 		System:    "Be brief.",
 		Messages:  []mcp.SamplingMessage{{Role: "user", Text: "hi"}, {Role: "assistant", Text: "hello"}, {Role: "user", Text: "tides?"}},
 		MaxTokens: 50,
@@ -50,7 +52,29 @@ func TestSampler(t *testing.T) {
 		t.Errorf("model request (-want +got):\n%s", diff)
 	}
 	m.err = errors.New("rate limited")
-	if _, err := sampler(m)(context.Background(), mcp.SamplingRequest{Messages: []mcp.SamplingMessage{{Role: "user", Text: "x"}}}); !errors.Is(err, m.err) {
+	if _, err := stack.Sampler(m)(context.Background(), mcp.SamplingRequest{Messages: []mcp.SamplingMessage{{Role: "user", Text: "x"}}}); !errors.Is(err, m.err) {
 		t.Errorf("err = %v, want the model's", err)
 	}
+}
+
+// The model of a program answers the sampling requests of the MCP servers of
+// its stack that have sampling = true.
+func ExampleSampler() {
+	s, err := stack.Parse("mcs.toml", []byte(`
+[[driver]]
+label = "research"
+type = "mcp"
+url = "http://127.0.0.1:8931/mcp"
+sampling = true
+`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	var model runner.Model = &echoModel{} // such as openai.New(openai.Config{Model: "gpt-4o-mini"})
+	s.Host.Sampling = stack.Sampler(model)
+	reply, err := s.Host.Sampling(context.Background(), mcp.SamplingRequest{Messages: []mcp.SamplingMessage{{Role: "user", Text: "hello"}}})
+	fmt.Println(reply.Text, reply.Model, err)
+	// Output:
+	// you said hello echo-1 <nil>
 }

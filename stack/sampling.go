@@ -1,4 +1,4 @@
-package main
+package stack
 
 import (
 	"context"
@@ -8,12 +8,16 @@ import (
 	"github.com/mcs-go/mcs/runner"
 )
 
-// sampler answers the sampling requests of MCP servers (stack: sampling =
-// true) with the chat's model: one non-streaming request holding the server's
-// system prompt and messages, whose reply text goes back to the server. The
-// request's MaxTokens is not passed on (a runner.Request bounds bytes, not
-// tokens); the driver counts the tokens the provider reports against its cap.
-func sampler(m runner.Model) mcp.SamplingFunc {
+// Sampler adapts a runner.Model to the sampling function of MCP drivers
+// ([Host].Sampling, for servers whose table has sampling = true): each request
+// is one non-streaming Generate holding the server's system prompt and
+// messages ({"role": ..., "content": text}, a shape every adapter of this
+// module accepts), and the reply's text goes back to the server with the
+// model's name and the usage the provider reported. The request's MaxTokens is
+// not passed on (a runner.Request bounds bytes, not tokens); the driver counts
+// the tokens reported against its cap. A model error is returned as it is. The
+// function is safe for concurrent use when m is.
+func Sampler(m runner.Model) mcp.SamplingFunc {
 	return func(ctx context.Context, req mcp.SamplingRequest) (mcp.SamplingReply, error) {
 		msgs := make([]map[string]any, len(req.Messages))
 		for i, msg := range req.Messages {
