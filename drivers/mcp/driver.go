@@ -184,8 +184,9 @@ func (d *ToolDriver) Meta() mcs.Meta {
 }
 
 // ToolsVersion returns a number that increases after every
-// notifications/tools/list_changed of the server and after every reconnect:
-// [mcs.VersionedTools]. It never blocks.
+// notifications/tools/list_changed of the server, every
+// prompts/list_changed, resources/list_changed and resources/updated, and after
+// every reconnect: [mcs.VersionedTools]. It never blocks.
 func (d *ToolDriver) ToolsVersion() uint64 { return d.version.Load() }
 
 // markChanged records a change of the listing: state first, then version.
