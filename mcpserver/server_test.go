@@ -18,6 +18,8 @@ import (
 	"github.com/mcs-go/mcs/middleware/permission"
 	"github.com/mcs-go/mcs/orchestrator"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcs-go/mcs/internal/pgtest"
 	"go.uber.org/goleak"
 )
 
@@ -34,7 +36,15 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	goleak.VerifyTestMain(m)
+	// pgtest.Main stops the PostgreSQL server of the replica test.
+	code := pgtest.Main(m)
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }
 
 // fake is a tool driver with a tool for every outcome.

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"maps"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -19,7 +20,7 @@ import (
 func init() {
 	RegisterDriverType(DriverType{
 		Name:    "mcp",
-		Summary: "an MCP server (command = [...] for stdio, or url for streamable HTTP; env, env_pass, dir, headers, credentials, call_timeout)",
+		Summary: "an MCP server (command = [...] for stdio, or url for streamable HTTP; env, env_pass, dir, headers, credentials, call_timeout, resources, prompts, roots, sampling)",
 		Decode:  decodeMCP,
 	})
 }
@@ -27,11 +28,12 @@ func init() {
 var _ DriverConfig = (*mcpDriver)(nil)
 
 type mcpDriver struct {
-	cfg     mcp.Config
-	label   string
-	envPass []string
-	bearer  bool            // credentials = "env": Authorization: Bearer $MCS_TOKEN_<LABEL>
-	creds   *credentialSpec // credentials = "oauth": the sign-in of a server that requires OAuth
+	cfg      mcp.Config
+	label    string
+	envPass  []string
+	bearer   bool            // credentials = "env": Authorization: Bearer $MCS_TOKEN_<LABEL>
+	creds    *credentialSpec // credentials = "oauth": the sign-in of a server that requires OAuth
+	sampling bool            // sampling = true: the host's model answers the server's sampling requests
 }
 
 func (d *mcpDriver) signIn() *credentialSpec { return d.creds }
@@ -56,9 +58,17 @@ var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 //
 //	call_timeout = "60s"                               # each tool call; default 60s
 //
+//	resources = true                                   # the tools resources__list and resources__read
+//	prompts = true                                     # the tool prompts__get
+//	roots = ["./data"]                                 # what roots/list answers, relative to the stack file
+//	sampling = true                                    # the program's model answers sampling requests, after consent
+//
 // The server's elicitation requests (it asks the user during a call) are
 // answered by the consent handler of the stack's permission middleware when its
-// table has ask = true, and declined otherwise.
+// table has ask = true, and declined otherwise. Its sampling requests, with
+// sampling = true and a program that has a model (Host.Sampling, such as mcs
+// chat), are shown to that handler, else to Host.Consent, and declined when
+// there is neither.
 func decodeMCP(t *Table, label string) DriverConfig {
 	d := &mcpDriver{label: label}
 	d.cfg.Command = t.Strings("command")
@@ -97,6 +107,21 @@ func decodeMCP(t *Table, label string) DriverConfig {
 	d.cfg.Dir = t.Path("dir")
 	d.cfg.Headers = t.StringMap("headers")
 	d.cfg.CallTimeout = t.Duration("call_timeout")
+	d.cfg.Resources = t.Bool("resources")
+	d.cfg.Prompts = t.Bool("prompts")
+	d.sampling = t.Bool("sampling")
+	for _, r := range t.Strings("roots") {
+		switch {
+		case strings.TrimSpace(r) == "":
+			t.Errorf("roots", "holds an empty entry; list directories such as roots = [\"./data\"]")
+		case strings.Contains(r, "://") && !strings.HasPrefix(r, "file://"):
+			t.Errorf("roots", "%q is not a directory or a file:// URI", r)
+		case strings.HasPrefix(r, "file://") || filepath.IsAbs(r):
+			d.cfg.Roots = append(d.cfg.Roots, r)
+		default:
+			d.cfg.Roots = append(d.cfg.Roots, filepath.Join(t.Dir(), r))
+		}
+	}
 	switch c := t.String("credentials"); c {
 	case "", credentialsNone:
 	case credentialsEnv:
@@ -179,6 +204,16 @@ func (d *mcpDriver) config(ctx context.Context, b *Builder) (mcp.Config, error) 
 	if b.consent != nil {
 		cfg.Consent = b.consent
 	}
+	if d.sampling {
+		if h.Sampling == nil {
+			if cfg.Logger != nil {
+				cfg.Logger.Warn("sampling = true, but this program has no model to answer with; the server's sampling requests are declined")
+			}
+		} else {
+			cfg.Sampling = h.Sampling
+			cfg.Consent = samplingConsent(b.consent, h.Consent)
+		}
+	}
 	return cfg, nil
 }
 
@@ -207,4 +242,24 @@ func (d *mcpDriver) Driver(ctx context.Context, b *Builder, opts ...mcs.Option) 
 	}
 	drv, err := mcp.New(ctx, cfg, opts...)
 	return drv, d.signInHint(err)
+}
+
+// samplingConsent routes the questions of an MCP server: sampling requests to
+// the permission middleware's handler, else to the host's; elicitation only to
+// the middleware's (declined without it, as when no handler is set).
+func samplingConsent(middleware, host mcp.ConsentFunc) mcp.ConsentFunc {
+	sample := middleware
+	if sample == nil {
+		sample = host
+	}
+	return func(ctx context.Context, name string, args map[string]any) (bool, error) {
+		ask := middleware
+		if _, elicitation := args["elicitation"]; !elicitation && name == "sampling" {
+			ask = sample
+		}
+		if ask == nil {
+			return false, nil
+		}
+		return ask(ctx, name, args)
+	}
 }

@@ -54,6 +54,7 @@ func runServer() int {
 			}
 			return &mcpsdk.CallToolResult{Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: res.Action}}}, nil
 		})
+	addResourcesPromptsSampling(s)
 	if err := s.Run(context.Background(), &mcpsdk.StdioTransport{}); err != nil {
 		return 1
 	}
@@ -122,7 +123,7 @@ func TestMCPDriver(t *testing.T) {
 				names = append(names, tool.Name)
 			}
 			slices.Sort(names)
-			if diff := cmp.Diff([]string{"confirm", "echo"}, names); diff != "" {
+			if diff := cmp.Diff([]string{"confirm", "echo", "roots", "sample"}, names); diff != "" {
 				t.Errorf("tools (-want +got):\n%s", diff)
 			}
 			// Invalid arguments stop at validate: nobody is asked, the server

@@ -3,6 +3,7 @@ package stack
 import (
 	"context"
 	"fmt"
+	"github.com/mcs-go/mcs/drivers/mcp"
 	"io"
 	"net/http"
 	"slices"
@@ -217,6 +218,10 @@ type Host struct {
 	// HTTPClient sends the requests of REST drivers and fetches their specs; nil
 	// means http.DefaultClient.
 	HTTPClient *http.Client
+	// Sampling is the program's model, for MCP servers whose table has
+	// sampling = true (their sampling requests are shown to Consent first),
+	// such as Sampler(model); nil declines their requests.
+	Sampling mcp.SamplingFunc
 }
 
 // Builder is what a [DriverConfig] or [MiddlewareConfig] gets while

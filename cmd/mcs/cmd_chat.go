@@ -19,6 +19,7 @@ import (
 	"github.com/mcs-go/mcs/runner"
 	"github.com/mcs-go/mcs/runner/anthropic"
 	"github.com/mcs-go/mcs/runner/openai"
+	"github.com/mcs-go/mcs/stack"
 )
 
 func init() { addCommand(newChatCommand) }
@@ -126,6 +127,9 @@ func (a *app) chat(ctx context.Context, f chatFlags) error {
 				return ok, err
 			}
 		}
+	}
+	if st, err := a.load(); err == nil {
+		st.Host.Sampling = stack.Sampler(model) // for MCP servers with sampling = true
 	}
 	d, err := a.build(ctx)
 	if err != nil {

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -114,6 +115,41 @@ type Config struct {
 	// Logger receives warnings (a tool whose schema cannot be represented, a
 	// declined elicitation, a lost session); nil means slog.Default().
 	Logger *slog.Logger
+
+	// Resources, when true and the server declares resources, adds the tools
+	// resources__list (the server's resources and resource templates) and
+	// resources__read (one resource by URI: text as it is, blobs described by
+	// type and size). The driver's ListResources, ReadResource and Subscribe
+	// work without it.
+	Resources bool
+	// Prompts, when true and the server lists prompts, adds the tool
+	// prompts__get, whose description lists the prompts and their arguments and
+	// whose result is the prompt's messages as text. ListPrompts and GetPrompt
+	// work without it. A prompt listing that breaks a limit leaves prompts__get
+	// out for the life of the driver (listing again would break it again).
+	Prompts bool
+	// MaxResources bounds the resources, the resource templates and the prompts
+	// of one listing, each over all its pages; zero means DefaultMaxResources.
+	MaxResources int
+	// Sampling answers the server's sampling requests (sampling/createMessage:
+	// the server asks the client's model for a completion). Each request is
+	// first shown in full to Consent (as a call of "sampling" whose arguments
+	// hold the server, the system prompt and every message); a request Consent
+	// declines, or any request when Consent is nil, is declined. Nil: the driver
+	// does not offer sampling and servers' requests are refused.
+	Sampling SamplingFunc
+	// MaxSamplingRequests bounds the sampling requests of one session, asked
+	// or not; zero means DefaultMaxSamplingRequests. Later ones are declined.
+	MaxSamplingRequests int
+	// MaxSamplingTokens bounds the tokens (input and output) the sampling
+	// requests of one session use; zero means DefaultMaxSamplingTokens. A
+	// request's MaxTokens is lowered to what is left; once none is, requests
+	// are declined.
+	MaxSamplingTokens int
+	// Roots are the directories the server is told about when it asks
+	// (roots/list): paths, made absolute, or file: URIs. Nothing else of the
+	// host is revealed; nil answers an empty list.
+	Roots []string
 }
 
 // ErrInvalidConfig is wrapped by the error of NewToolDriver and New when the
@@ -187,6 +223,16 @@ func normalize(cfg Config) (Config, string, error) {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.MaxResources < 0 || c.MaxSamplingRequests < 0 || c.MaxSamplingTokens < 0 {
+		return c, "", fmt.Errorf("%w: MaxResources, MaxSamplingRequests and MaxSamplingTokens must not be negative; use 0 for the defaults", ErrInvalidConfig)
+	}
+	c.MaxResources = cmp.Or(c.MaxResources, DefaultMaxResources)
+	c.MaxSamplingRequests = cmp.Or(c.MaxSamplingRequests, DefaultMaxSamplingRequests)
+	c.MaxSamplingTokens = cmp.Or(c.MaxSamplingTokens, DefaultMaxSamplingTokens)
+	var err error
+	if c.Roots, err = normalizeRoots(cfg.Roots); err != nil {
+		return c, "", err
 	}
 	for _, kv := range c.Env {
 		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {

@@ -48,6 +48,21 @@
 // there is no text; at most [MaxResultBytes]. A result with isError: true is a
 // failed call, a *[ToolError] with the server's text.
 //
+// # Resources, prompts, sampling and roots
+//
+// [ToolDriver.ListResources], [ToolDriver.ListResourceTemplates],
+// [ToolDriver.ReadResource], [ToolDriver.Subscribe], [ToolDriver.ListPrompts]
+// and [ToolDriver.GetPrompt] read what the server offers beside its tools,
+// under the same limits (every page, at most Config.MaxResources items, at most
+// MaxMessageBytes of contents). With Config.Resources and Config.Prompts the
+// model can call them too, as resources__list, resources__read and
+// prompts__get, whose results are text like every result. Every
+// resources/updated and list_changed notification raises ToolsVersion.
+// Config.Sampling answers the server's sampling requests with the operator's
+// model, after Config.Consent saw each request in full, under per-session caps
+// of requests and tokens; without it sampling is refused. Config.Roots is all
+// that roots/list reveals.
+//
 // # Elicitation
 //
 // A server may ask the user for input during a call. The driver answers through

@@ -57,6 +57,9 @@ type ToolDriver struct {
 	version  atomic.Uint64
 
 	onChange func() // tests: called after a change was recorded
+
+	sampling   samplingState
+	promptsOff atomic.Bool // the prompt listing broke a limit: no prompts__get
 }
 
 // Driver is the complete MCP driver: the [ToolDriver] with the LLM-facing half
@@ -106,7 +109,14 @@ func NewToolDriver(ctx context.Context, cfg Config) (*ToolDriver, error) {
 		Logger:                 c.Logger,
 		ToolListChangedHandler: func(context.Context, *mcpsdk.ToolListChangedRequest) { d.markChanged() },
 		ElicitationHandler:     d.elicit,
+		// Resources and prompts: the driver's version moves so that a holder
+		// lists it again.
+		PromptListChangedHandler:   func(context.Context, *mcpsdk.PromptListChangedRequest) { d.markChanged() },
+		ResourceListChangedHandler: func(context.Context, *mcpsdk.ResourceListChangedRequest) { d.markChanged() },
+		ResourceUpdatedHandler:     d.resourceUpdated,
+		CreateMessageHandler:       d.samplingHandler(),
 	})
+	d.client.AddRoots(rootList(c.Roots)...)
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, DefaultConnectTimeout)
@@ -124,7 +134,9 @@ func NewToolDriver(ctx context.Context, cfg Config) (*ToolDriver, error) {
 		s.close()
 		return nil, d.connectError(ctx, s, fmt.Errorf("list tools: %w", err))
 	}
-	d.tools.Store(buildToolSet(list, 0, d.server, d.log))
+	ts := buildToolSet(list, 0, d.server, d.log)
+	d.addLocal(ctx, s, ts)
+	d.tools.Store(ts)
 	return d, nil
 }
 
@@ -172,8 +184,9 @@ func (d *ToolDriver) Meta() mcs.Meta {
 }
 
 // ToolsVersion returns a number that increases after every
-// notifications/tools/list_changed of the server and after every reconnect:
-// [mcs.VersionedTools]. It never blocks.
+// notifications/tools/list_changed of the server, every
+// prompts/list_changed, resources/list_changed and resources/updated, and after
+// every reconnect: [mcs.VersionedTools]. It never blocks.
 func (d *ToolDriver) ToolsVersion() uint64 { return d.version.Load() }
 
 // markChanged records a change of the listing: state first, then version.
@@ -254,6 +267,7 @@ func (d *ToolDriver) toolSet(ctx context.Context) (*toolSet, error) {
 		return nil, err
 	}
 	ts := buildToolSet(list, gen, d.server, d.log)
+	d.addLocal(ctx, s, ts)
 	d.tools.Store(ts)
 	return ts, nil
 }
@@ -302,6 +316,9 @@ func (d *ToolDriver) ExecuteTool(ctx context.Context, name string, args map[stri
 	_, remote, ok := ts.lookup(name)
 	if !ok {
 		return nil, fmt.Errorf("%w: %q is not a tool of MCP server %s", mcs.ErrUnknownTool, name, d.server)
+	}
+	if remote == "" { // resources__list, resources__read, prompts__get
+		return d.executeLocal(ctx, name, args)
 	}
 	if args == nil {
 		args = map[string]any{}

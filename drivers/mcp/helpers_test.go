@@ -37,6 +37,8 @@ func runChild(mode string) int {
 		// Reads and never answers.
 		_, _ = io.Copy(io.Discard, os.Stdin)
 		return 0
+	case "huge-blob":
+		return hugeBlobServer()
 	}
 	s := newTestServer(2)
 	mcpsdk.AddTool(s, &mcpsdk.Tool{Name: "crash", Description: "exits the server"}, func(context.Context, *mcpsdk.CallToolRequest, struct{}) (*mcpsdk.CallToolResult, any, error) {
