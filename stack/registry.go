@@ -237,6 +237,9 @@ type Builder struct {
 	// prefixed says the drivers' tools are published as <label>__<tool>
 	// (namespacing with several drivers, or always_namespacing).
 	prefixed bool
+	// describers add to the arguments the consent handler shows (see
+	// describedConsent); drivers register them while they are built.
+	describers []describer
 }
 
 // maxToolName is the longest tool name providers accept, and the orchestrator
