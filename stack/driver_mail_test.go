@@ -108,7 +108,7 @@ func TestMailConsentShowsDraft(t *testing.T) {
 			if !ok {
 				t.Fatalf("the question shows %v, no draft", shown[0])
 			}
-			want := mail.Draft{ID: id, From: "Alice <alice@example.com>", To: []string{"<bob@partner.org>"}, Subject: "Hi", Body: "Hello Bob", Attachments: []string{}}
+			want := mail.Draft{ID: id, From: "Alice <alice@example.com>", To: []string{"bob@partner.org"}, Subject: "Hi", Body: "Hello Bob", Attachments: []string{}}
 			if diff := cmp.Diff(want, dr); diff != "" {
 				t.Errorf("draft shown (-want +got):\n%s", diff)
 			}

@@ -267,7 +267,11 @@ func (d *ToolDriver) newDraft(ctx context.Context, in draftInput) (Draft, error)
 			}
 			seen[key] = true
 			total++
-			*f.into = append(*f.into, a.String())
+			shown := a.Address
+			if a.Name != "" {
+				shown = a.String()
+			}
+			*f.into = append(*f.into, shown)
 		}
 	}
 	if len(dr.To) == 0 {

@@ -26,9 +26,9 @@ func TestDraftThenSend(t *testing.T) {
 	id := created["draft_id"].(string)
 	want := map[string]any{
 		"draft_id": id, "from": "Alice <alice@example.com>",
-		"to":      []any{`"Doe, Jane" <jane@example.com>`, "<bob@partner.org>"},
+		"to":      []any{`"Doe, Jane" <jane@example.com>`, "bob@partner.org"},
 		"cc":      []any{`"Carol" <carol@example.com>`},
-		"bcc":     []any{"<audit@example.com>"},
+		"bcc":     []any{"audit@example.com"},
 		"subject": "Quarterly numbers — draft", "body": "Hello,\nthe numbers are attached.\n",
 		"attachments": []any{},
 	}
