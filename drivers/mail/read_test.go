@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcs-go/mcs"
+	"github.com/mcs-go/mcs/internal/drivertest"
 )
 
 func seeded(t *testing.T, caps imap.CapSet) (*imapFixture, *ToolDriver, []uint32) {
@@ -314,6 +315,28 @@ func TestMoveKeepsOtherDeleted(t *testing.T) {
 		}
 		if got := uidsOf(call(t, d, "list_messages", nil)); !slices.Equal(got, []uint32{move, keep}) {
 			t.Errorf("INBOX = %v, want it untouched", got)
+		}
+	})
+}
+
+func TestMetaAndConcurrency(t *testing.T) {
+	im, _, uids := seeded(t, nil)
+	sm := startSMTP(t, nil)
+	cfg := Config{IMAPAddr: im.addr, SMTPAddr: sm.addr, TLS: TLSNone, Username: testUser, From: "alice@example.com",
+		Credentials: staticCreds{"mail": testPassword}, AllowRecipients: []string{"*@example.com"}}
+	td := drivertest.Open(t, NewToolDriver, cfg)
+	drivertest.CheckMeta(t, td, drivertest.OpenDriver(t, New, cfg), mcs.Meta{
+		ID: "mcs-go/mail", Name: "Mail", Version: version,
+		Bindings: []mcs.Binding{{Capability: "mail", Adapter: "imap+smtp", SpecFormat: "builtin"}},
+	})
+	drivertest.CheckTools(t, td, []string{"list_folders", "list_messages", "search_messages", "fetch_message", "move_message", "set_flags", "create_draft", "send_draft", "discard_draft"})
+	// Many calls at once share the one IMAP connection, one at a time.
+	drivertest.RunConcurrently(t, td, 8, func(i int) []drivertest.ToolCall {
+		return []drivertest.ToolCall{
+			{Tool: "fetch_message", Args: map[string]any{"uid": float64(uids[i%3])}},
+			{Tool: "search_messages", Args: map[string]any{"from": "bob"}},
+			{Tool: "list_folders"},
+			{Tool: "create_draft", Args: map[string]any{"to": []any{"jane@example.com"}, "subject": fmt.Sprint("s", i), "body": "b"}},
 		}
 	})
 }

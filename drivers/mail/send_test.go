@@ -4,12 +4,20 @@ import (
 	"context"
 	"errors"
 	"mime"
+	"net"
 	"net/mail"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/emersion/go-imap/v2"
+	"github.com/emersion/go-imap/v2/imapserver"
+	"github.com/emersion/go-imap/v2/imapserver/imapmemserver"
+	"github.com/emersion/go-sasl"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcs-go/mcs/middleware/auth"
 )
 
 func TestDraftThenSend(t *testing.T) {
@@ -304,4 +312,89 @@ func TestXOAUTH2(t *testing.T) {
 	if _, ok := d.Draft(created["draft_id"].(string)); !ok {
 		t.Errorf("a draft that failed to send was dropped")
 	}
+}
+
+// oauthSession is an in-memory IMAP session that accepts only XOAUTH2 with
+// one token.
+type oauthSession struct {
+	*imapmemserver.UserSession
+	token string
+	seen  *atomic.Value
+}
+
+func (s oauthSession) AuthenticateMechanisms() []string { return []string{"XOAUTH2"} }
+func (s oauthSession) Authenticate(mech string) (sasl.Server, error) {
+	return xoauth2Server(func(user, token string) error {
+		s.seen.Store(user + " " + token)
+		if token != s.token {
+			return &imap.Error{Type: imap.StatusResponseTypeNo, Code: imap.ResponseCodeAuthenticationFailed, Text: "invalid token"}
+		}
+		return nil
+	}), nil
+}
+
+func TestIMAPXOAUTH2(t *testing.T) {
+	user := imapmemserver.NewUser(testUser, "unused")
+	user.Create("INBOX", nil)
+	var seen atomic.Value
+	srv := imapserver.New(&imapserver.Options{
+		NewSession: func(*imapserver.Conn) (imapserver.Session, *imapserver.GreetingData, error) {
+			return oauthSession{UserSession: imapmemserver.NewUserSession(user), token: "ya29.token", seen: &seen}, nil, nil
+		},
+		Caps: imap.CapSet{imap.CapIMAP4rev2: {}}, InsecureAuth: true, Logger: quiet,
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); srv.Serve(ln) }()
+	t.Cleanup(func() { srv.Close(); ln.Close(); <-done })
+
+	token := "ya29.token"
+	d := newTestDriver(t, &imapFixture{addr: ln.Addr().String()}, nil, func(c *Config) {
+		c.Mechanism = MechXOAUTH2
+		c.Credentials = credFunc(func() string { return token })
+	})
+	if res := call(t, d, "list_folders", nil); res["count"] != 1.0 {
+		t.Errorf("folders = %v", res)
+	}
+	if seen.Load() != "alice@example.com ya29.token" {
+		t.Errorf("server saw %v", seen.Load())
+	}
+	d2 := newTestDriver(t, &imapFixture{addr: ln.Addr().String()}, nil, func(c *Config) {
+		c.Mechanism = MechXOAUTH2
+		c.Credentials = staticCreds{"mail": "expired"}
+	})
+	err = callErr(t, d2, "list_folders", nil)
+	if !strings.Contains(err.Error(), "xoauth2 authentication as \"alice@example.com\"") || !strings.Contains(err.Error(), "invalid token") {
+		t.Errorf("rejected token: %v", err)
+	}
+}
+
+// credFunc is a credential provider over a function.
+type credFunc func() string
+
+func (f credFunc) Token(context.Context, string) (string, error) { return f(), nil }
+
+// TestChallengeReachesCaller checks that an auth challenge of the credential
+// provider comes back wrapped, for the auth middleware.
+func TestChallengeReachesCaller(t *testing.T) {
+	sm := startSMTP(t, nil)
+	d := newTestDriver(t, nil, sm, func(c *Config) { c.Credentials = challenger{} })
+	created := call(t, d, "create_draft", map[string]any{"to": []any{"jane@example.com"}, "subject": "s", "body": "b"})
+	_, err := d.ExecuteTool(context.Background(), "send_draft", map[string]any{"draft_id": created["draft_id"]})
+	var ch *auth.Challenge
+	if !errors.As(err, &ch) || ch.URL != "https://login.example.com/device" {
+		t.Errorf("error = %v, want the challenge", err)
+	}
+	if len(sm.messages()) != 0 {
+		t.Errorf("sent without credentials")
+	}
+}
+
+type challenger struct{}
+
+func (challenger) Token(context.Context, string) (string, error) {
+	return "", &auth.Challenge{Message: "sign in", URL: "https://login.example.com/device"}
 }

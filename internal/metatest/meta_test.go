@@ -14,6 +14,7 @@ import (
 	"github.com/mcs-go/mcs"
 	"github.com/mcs-go/mcs/drivers/csv"
 	"github.com/mcs-go/mcs/drivers/filesystem"
+	"github.com/mcs-go/mcs/drivers/mail"
 	"github.com/mcs-go/mcs/drivers/rest"
 	"github.com/mcs-go/mcs/orchestrator"
 )
@@ -64,6 +65,8 @@ func TestEveryDriverMetaIsHonest(t *testing.T) {
 		"filesystem driver":                           must(filesystem.New(filesystem.Config{Root: dir})),
 		"csv tool driver":                             must(csv.NewToolDriver(csv.Config{Root: dir})),
 		"csv driver":                                  must(csv.New(csv.Config{Root: dir})),
+		"mail tool driver":                            must(mail.NewToolDriver(mail.Config{IMAPAddr: "127.0.0.1:1", TLS: mail.TLSNone})),
+		"mail driver":                                 must(mail.New(mail.Config{IMAPAddr: "127.0.0.1:1", TLS: mail.TLSNone})),
 	}
 	o := orchestrator.New(nil)
 	if err := o.AddDriver("h", mcs.NewBaseDriver(withHealth{})); err != nil {
