@@ -34,6 +34,8 @@ type store interface {
 	move(ctx context.Context, folder string, uid uint32, dest string) (string, error)
 	// setFlags adds and removes flags and returns the flags the message has.
 	setFlags(ctx context.Context, folder string, uid uint32, add, remove []string) ([]string, error)
+	// noop checks the connection (opening it when needed).
+	noop(ctx context.Context) error
 	close() error
 }
 
@@ -579,6 +581,10 @@ func (s *imapStore) setFlags(ctx context.Context, folder string, uid uint32, add
 		return nil
 	})
 	return out, err
+}
+
+func (s *imapStore) noop(ctx context.Context) error {
+	return s.do(ctx, 0, func(c *imapclient.Client) error { return c.Noop().Wait() })
 }
 
 func (s *imapStore) close() error {

@@ -277,6 +277,8 @@ type toolTable = tools.Table
 
 var (
 	_ mcs.ToolDriver                     = (*ToolDriver)(nil)
+	_ mcs.SupportsHealthcheck            = (*ToolDriver)(nil)
+	_ mcs.SupportsHealthcheck            = (*Driver)(nil)
 	_ mcs.ToolLookup                     = (*ToolDriver)(nil)
 	_ mcs.ToolDefiner                    = (*ToolDriver)(nil)
 	_ interface{ ToolsVersion() uint64 } = (*ToolDriver)(nil)
@@ -353,6 +355,36 @@ func (d *ToolDriver) DescribeCall(tool string, args map[string]any) map[string]a
 	return out
 }
 
+// Meta returns the driver's data sheet: ID "mcs-go/mail", binding
+// {mail, imap+smtp, builtin}, capabilities orchestratable and healthcheck.
+func (d *ToolDriver) Meta() mcs.Meta { return mcs.DeriveCapabilities(d.toolTable.Meta(), d) }
+
+// Healthcheck connects to the servers the driver uses: IMAP (the driver's
+// connection, opened when needed, answers NOOP) and SMTP (a connection that
+// says hello, logs in and quits without sending). The result is OK when both
+// answer, ERROR naming the server otherwise. It honours ctx.
+func (d *ToolDriver) Healthcheck(ctx context.Context) mcs.HealthResult {
+	var problems, ok []string
+	if d.store != nil {
+		if err := d.store.noop(ctx); err != nil {
+			problems = append(problems, err.Error())
+		} else {
+			ok = append(ok, "IMAP "+d.cfg.IMAPAddr)
+		}
+	}
+	if d.sender != nil {
+		if err := d.sender.check(ctx); err != nil {
+			problems = append(problems, err.Error())
+		} else {
+			ok = append(ok, "SMTP "+d.cfg.SMTPAddr)
+		}
+	}
+	if len(problems) > 0 {
+		return mcs.HealthResult{Status: mcs.HealthError, Detail: strings.Join(problems, "; ")}
+	}
+	return mcs.HealthResult{Status: mcs.HealthOK, Detail: strings.Join(ok, ", ") + " answered"}
+}
+
 // Close closes the IMAP connection and the attachment root.
 func (d *ToolDriver) Close() error {
 	var errs []error
@@ -383,6 +415,12 @@ func New(cfg Config, opts ...mcs.Option) (*Driver, error) {
 	}
 	return &Driver{BaseDriver: mcs.NewBaseDriver(td, opts...), tools: td}, nil
 }
+
+// Meta returns the BaseDriver's meta with the healthcheck capability.
+func (d *Driver) Meta() mcs.Meta { return mcs.DeriveCapabilities(d.BaseDriver.Meta(), d) }
+
+// Healthcheck is the tool driver's [ToolDriver.Healthcheck].
+func (d *Driver) Healthcheck(ctx context.Context) mcs.HealthResult { return d.tools.Healthcheck(ctx) }
 
 // Tools returns the tool driver, for [ToolDriver.Draft] and
 // [ToolDriver.DescribeCall].

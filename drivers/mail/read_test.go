@@ -325,10 +325,19 @@ func TestMetaAndConcurrency(t *testing.T) {
 	cfg := Config{IMAPAddr: im.addr, SMTPAddr: sm.addr, TLS: TLSNone, Username: testUser, From: "alice@example.com",
 		Credentials: staticCreds{"mail": testPassword}, AllowRecipients: []string{"*@example.com"}}
 	td := drivertest.Open(t, NewToolDriver, cfg)
-	drivertest.CheckMeta(t, td, drivertest.OpenDriver(t, New, cfg), mcs.Meta{
+	want := mcs.Meta{
 		ID: "mcs-go/mail", Name: "Mail", Version: version,
-		Bindings: []mcs.Binding{{Capability: "mail", Adapter: "imap+smtp", SpecFormat: "builtin"}},
-	})
+		Bindings:     []mcs.Binding{{Capability: "mail", Adapter: "imap+smtp", SpecFormat: "builtin"}},
+		Capabilities: []mcs.Capability{mcs.CapabilityOrchestratable, mcs.CapabilityHealthcheck},
+	}
+	if diff := cmp.Diff(want, td.Meta()); diff != "" {
+		t.Errorf("ToolDriver.Meta (-want +got):\n%s", diff)
+	}
+	want.SupportedLLMs = []string{"*"}
+	want.Capabilities = []mcs.Capability{mcs.CapabilityOrchestratable, mcs.CapabilityStandalone, mcs.CapabilityNativeTools, mcs.CapabilityStreaming, mcs.CapabilityToolMiddleware, mcs.CapabilityHealthcheck}
+	if diff := cmp.Diff(want, drivertest.OpenDriver(t, New, cfg).Meta()); diff != "" {
+		t.Errorf("Driver.Meta (-want +got):\n%s", diff)
+	}
 	drivertest.CheckTools(t, td, []string{"list_folders", "list_messages", "search_messages", "fetch_message", "move_message", "set_flags", "create_draft", "send_draft", "discard_draft"})
 	// Many calls at once share the one IMAP connection, one at a time.
 	drivertest.RunConcurrently(t, td, 8, func(i int) []drivertest.ToolCall {
@@ -339,4 +348,22 @@ func TestMetaAndConcurrency(t *testing.T) {
 			{Tool: "create_draft", Args: map[string]any{"to": []any{"jane@example.com"}, "subject": fmt.Sprint("s", i), "body": "b"}},
 		}
 	})
+}
+
+func TestHealthcheck(t *testing.T) {
+	im := startIMAP(t, nil, nil)
+	sm := startSMTP(t, nil)
+	d := newTestDriver(t, im, sm, nil)
+	h := d.Healthcheck(context.Background())
+	if h.Status != mcs.HealthOK || h.Detail != "IMAP "+im.addr+", SMTP "+sm.addr+" answered" {
+		t.Errorf("healthy: %+v", h)
+	}
+	bad := newTestDriver(t, im, nil, func(c *Config) { c.SMTPAddr = "127.0.0.1:1" })
+	h = bad.Healthcheck(context.Background())
+	if h.Status != mcs.HealthError || !strings.Contains(h.Detail, "smtp: connecting to 127.0.0.1:1") {
+		t.Errorf("no SMTP server: %+v", h)
+	}
+	if n := len(sm.messages()); n != 0 {
+		t.Errorf("the check sent %d messages", n)
+	}
 }

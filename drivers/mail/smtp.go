@@ -13,6 +13,8 @@ import (
 // sender submits one message.
 type sender interface {
 	send(ctx context.Context, from string, rcpts []string, msg []byte) error
+	// check connects and logs in without sending.
+	check(ctx context.Context) error
 }
 
 // smtpSender submits over a new SMTP connection per message, with the
@@ -22,7 +24,27 @@ type smtpSender struct {
 	creds credentials
 }
 
-func (s *smtpSender) send(ctx context.Context, from string, rcpts []string, msg []byte) (err error) {
+func (s *smtpSender) send(ctx context.Context, from string, rcpts []string, msg []byte) error {
+	return s.session(ctx, func(c *smtp.Client) error {
+		if err := c.SendMail(from, rcpts, bytes.NewReader(msg)); err != nil {
+			return fmt.Errorf("smtp: sending to %s: %w", strings.Join(rcpts, ", "), err)
+		}
+		return nil
+	})
+}
+
+func (s *smtpSender) check(ctx context.Context) error {
+	return s.session(ctx, func(c *smtp.Client) error {
+		if err := c.Noop(); err != nil {
+			return fmt.Errorf("smtp: NOOP to %s: %w", s.cfg.SMTPAddr, err)
+		}
+		return nil
+	})
+}
+
+// session connects, says hello (with TLS as configured), logs in, runs f and
+// quits, all within the driver's timeout and ctx.
+func (s *smtpSender) session(ctx context.Context, f func(c *smtp.Client) error) (err error) {
 	ctx, cancel := context.WithTimeoutCause(ctx, s.cfg.Timeout, fmt.Errorf("the SMTP server %s did not answer within %s", s.cfg.SMTPAddr, s.cfg.Timeout))
 	defer cancel()
 	conn, err := dial(ctx, s.cfg.SMTPAddr, s.cfg.SMTPTLS, s.cfg.TLSConfig, s.cfg.Timeout)
@@ -58,10 +80,10 @@ func (s *smtpSender) send(ctx context.Context, from string, rcpts []string, msg 
 			return fmt.Errorf("smtp: %s authentication as %q: %w", s.creds.mech, s.cfg.Username, err)
 		}
 	}
-	if err := c.SendMail(from, rcpts, bytes.NewReader(msg)); err != nil {
-		return fmt.Errorf("smtp: sending to %s: %w", strings.Join(rcpts, ", "), err)
+	if err := f(c); err != nil {
+		return err
 	}
-	// The server took the message when it answered the final dot; a failing
+	// The server took a message when it answered the final dot; a failing
 	// QUIT does not undo that.
 	_ = c.Quit()
 	return nil
