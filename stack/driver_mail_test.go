@@ -37,6 +37,13 @@ func TestMailKeys(t *testing.T) {
 		{"mechanism without oauth", mailStack + "mechanism = \"xoauth2\"\n", "mechanism"},
 		{"oauth needs username", "[[driver]]\nlabel = \"m\"\ntype = \"mail\"\nimap = \"imap.example.com:993\"\ntls = \"implicit\"\ncredentials = \"oauth\"\n", "username"},
 		{"unknown key", mailStack + "password = \"x\"\n", "password"},
+		{"oauth from the environment", strings.Replace(mailStack, `credentials = "env"`, `credentials = "oauth"`, 1), ""},
+		{"oauth with the device flow", strings.Replace(mailStack, `credentials = "env"`, `credentials = "oauth"
+mechanism = "oauthbearer"`, 1) + "[driver.oauth]\nclient_id = \"c\"\ndevice_auth_url = \"https://login.example.com/device\"\ntoken_url = \"https://login.example.com/token\"\nscopes = [\"https://mail.example.com/\"]\n", ""},
+		{"device flow incomplete", strings.Replace(mailStack, `credentials = "env"`, `credentials = "oauth"`, 1) + "[driver.oauth]\nclient_id = \"c\"\n", "device_auth_url"},
+		{"oauth table without oauth", mailStack + "[driver.oauth]\nclient_id = \"c\"\n", `only used with credentials = "oauth"`},
+		{"unknown mechanism", strings.Replace(mailStack, `credentials = "env"`, `credentials = "oauth"
+mechanism = "plain"`, 1), "not an OAuth mechanism"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			file := tc.file

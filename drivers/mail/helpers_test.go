@@ -43,8 +43,16 @@ type imapFixture struct {
 var quiet = log.New(io.Discard, "", 0)
 
 // startIMAP serves an in-memory mailbox with INBOX, Archive and Trash, with
-// caps (nil: IMAP4rev2, which has MOVE and UIDPLUS).
+// caps (nil: IMAP4rev2, which has MOVE and UIDPLUS), offering STARTTLS when
+// tlsConfig is set.
 func startIMAP(t testing.TB, caps imap.CapSet, tlsConfig *tls.Config) *imapFixture {
+	t.Helper()
+	return serveIMAP(t, caps, tlsConfig, false)
+}
+
+// serveIMAP is startIMAP, with implicit TLS (tlsConfig on the listener) when
+// implicit is set.
+func serveIMAP(t testing.TB, caps imap.CapSet, tlsConfig *tls.Config, implicit bool) *imapFixture {
 	t.Helper()
 	mem := imapmemserver.New()
 	user := imapmemserver.NewUser(testUser, testPassword)
@@ -57,18 +65,24 @@ func startIMAP(t testing.TB, caps imap.CapSet, tlsConfig *tls.Config) *imapFixtu
 	if caps == nil {
 		caps = imap.CapSet{imap.CapIMAP4rev1: {}, imap.CapIMAP4rev2: {}}
 	}
-	srv := imapserver.New(&imapserver.Options{
+	opts := &imapserver.Options{
 		NewSession: func(*imapserver.Conn) (imapserver.Session, *imapserver.GreetingData, error) {
 			return mem.NewSession(), nil, nil
 		},
 		Caps:         caps,
 		Logger:       quiet,
-		InsecureAuth: tlsConfig == nil,
-		TLSConfig:    tlsConfig,
-	})
+		InsecureAuth: tlsConfig == nil || implicit, // implicit: the listener is TLS
+	}
+	if !implicit {
+		opts.TLSConfig = tlsConfig // STARTTLS
+	}
+	srv := imapserver.New(opts)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if implicit {
+		ln = tls.NewListener(ln, tlsConfig)
 	}
 	done := make(chan struct{})
 	go func() { defer close(done); srv.Serve(ln) }()

@@ -290,6 +290,23 @@ func TestSTARTTLS(t *testing.T) {
 	}
 }
 
+func TestImplicitTLS(t *testing.T) {
+	server, client := testCert(t)
+	im := serveIMAP(t, nil, server, true)
+	im.add(t, "INBOX", plainMsg)
+	d := newTestDriver(t, im, nil, func(c *Config) { c.TLS, c.TLSConfig = TLSImplicit, client })
+	if res := call(t, d, "list_messages", nil); res["count"] != 1.0 {
+		t.Errorf("list over implicit TLS = %v", res)
+	}
+	// Implicit TLS against a server that speaks plain IMAP fails, and says so.
+	plain := startIMAP(t, nil, nil)
+	d2 := newTestDriver(t, plain, nil, func(c *Config) { c.TLS, c.TLSConfig = TLSImplicit, client })
+	err := callErr(t, d2, "list_messages", nil)
+	if !strings.Contains(err.Error(), "imap: connecting to") {
+		t.Errorf("plain server: %v", err)
+	}
+}
+
 func TestXOAUTH2(t *testing.T) {
 	sm := startSMTP(t, nil)
 	sm.secret = "ya29.token"
