@@ -37,9 +37,11 @@
 // new id. send_draft is annotated destructive, so a permission policy asks (or
 // queues an approval) before it runs; the approval fingerprint covers the
 // arguments, and the only argument, the id, stands for exactly one content.
-// The consent handler sees the id; [ToolDriver.DescribeCall] adds the whole
-// draft to the arguments it shows, and [ToolDriver.Draft] returns it. Drafts
-// live in the driver's memory (at most [MaxDrafts]).
+// The tool receives the id only; [ToolDriver.DescribeCall] adds the whole
+// draft to the arguments a consent handler shows (the stack package does so
+// for its handler), and [ToolDriver.Draft] returns it. Drafts live in the
+// driver's memory (at most [MaxDrafts]), so an approved send_draft must run in
+// the process that holds the draft.
 //
 // At most [Config].SendsPerMinute messages go out per minute. A reply
 // (in_reply_to) sets In-Reply-To and References. TLS is required (implicit or

@@ -2,4 +2,5 @@
 
 package mail
 
+// raceEnabled: the race detector makes allocations larger and calls slower.
 const raceEnabled = true
