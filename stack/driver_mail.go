@@ -18,11 +18,15 @@ func init() {
 	})
 }
 
-var _ DriverConfig = (*mailDriver)(nil)
+var (
+	_ DriverConfig = (*mailDriver)(nil)
+	_ effecter     = (*mailDriver)(nil)
+)
 
 type mailDriver struct {
 	cfg   mail.Config
 	label string
+	mode  string // the credentials key as written
 	creds credentialSpec
 }
 
@@ -78,6 +82,7 @@ func decodeMail(t *Table, label string) DriverConfig {
 	c.MaxAttachmentBytes = t.Int("max_attachment_bytes", 1, mail.MaxAttachmentBytes)
 	c.Scope = label
 	mode := t.String("credentials")
+	d.mode = mode
 	mech := t.String("mechanism")
 	switch mode {
 	case "", credentialsNone:
@@ -177,4 +182,29 @@ func (d *mailDriver) Driver(ctx context.Context, b *Builder, opts ...mcs.Option)
 	}
 	d.describe(b, drv.Tools())
 	return drv, nil
+}
+
+// effects declares the credential the driver sends to the servers the file
+// names (EffectCredential) and the directories it writes: attachments and the
+// device flow's token store (EffectWrite).
+func (d *mailDriver) effects(e Effect) []Effect {
+	var out []Effect
+	switch d.creds.mode {
+	case credentialsEnv:
+		c := e
+		c.Kind, c.Path, c.Env = EffectCredential, d.mode, []string{auth.EnvVarName(d.label)}
+		out = append(out, c)
+	case credentialsDevice:
+		c := e
+		c.Kind, c.Path = EffectCredential, credentialsOAuth
+		out = append(out, c)
+	}
+	for _, p := range []string{d.cfg.AttachmentRoot, d.creds.store} {
+		if p != "" {
+			w := e
+			w.Kind, w.Path = EffectWrite, p
+			out = append(out, w)
+		}
+	}
+	return out
 }

@@ -122,3 +122,32 @@ func TestMailConsentShowsDraft(t *testing.T) {
 		})
 	}
 }
+
+func TestMailEffects(t *testing.T) {
+	s, err := Parse("s.toml", []byte(mailStack+"attachment_dir = \"att\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Effect{
+		{Kind: EffectCredential, Table: `[[driver]] "mail"`, Line: 1, Path: "env", Env: []string{"MCS_TOKEN_MAIL"}},
+		{Kind: EffectWrite, Table: `[[driver]] "mail"`, Line: 1, Path: "att"},
+	}
+	if diff := cmp.Diff(want, s.Effects()); diff != "" {
+		t.Errorf("effects (-want +got):\n%s", diff)
+	}
+	s, err = Parse("s.toml", []byte(strings.Replace(mailStack, `credentials = "env"`, `credentials = "none"`, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := s.Effects(); len(e) != 0 {
+		t.Errorf("a mail driver without credentials: %v", e)
+	}
+	s, err = Parse("s.toml", []byte(strings.Replace(mailStack, `credentials = "env"`, `credentials = "oauth"`, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = []Effect{{Kind: EffectCredential, Table: `[[driver]] "mail"`, Line: 1, Path: "oauth", Env: []string{"MCS_TOKEN_MAIL"}}}
+	if diff := cmp.Diff(want, s.Effects()); diff != "" {
+		t.Errorf("oauth effects (-want +got):\n%s", diff)
+	}
+}
