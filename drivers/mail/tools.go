@@ -357,7 +357,9 @@ func (d *ToolDriver) fetchMessage(ctx context.Context, in fetchArgs) (any, error
 	if err != nil {
 		return outcome(folder, in.UID, nil, err)
 	}
-	cut := int64(len(b)) >= raw
+	// The server gives the encoded size of the part; without one, a full
+	// read counts as cut.
+	cut := int64(len(b)) < body.Size || (body.Size == 0 && int64(len(b)) >= raw)
 	text, known := decodeCharset(decodeTransfer(b, body.Encoding), body.Charset)
 	format := "text"
 	if body.Type == "text/html" {
