@@ -173,13 +173,20 @@ func (s *smtpSession) Data(r io.Reader) error {
 	s.f.mu.Unlock()
 	return nil
 }
-func (s *smtpSession) AuthMechanisms() []string { return []string{"PLAIN", "XOAUTH2"} }
+func (s *smtpSession) AuthMechanisms() []string { return []string{"PLAIN", "XOAUTH2", "OAUTHBEARER"} }
 func (s *smtpSession) Auth(mech string) (sasl.Server, error) {
 	switch mech {
 	case "PLAIN":
 		return sasl.NewPlainServer(func(_, user, pass string) error { return s.f.check("PLAIN", user, pass) }), nil
 	case "XOAUTH2":
 		return xoauth2Server(func(user, token string) error { return s.f.check("XOAUTH2", user, token) }), nil
+	case "OAUTHBEARER":
+		return sasl.NewOAuthBearerServer(func(o sasl.OAuthBearerOptions) *sasl.OAuthBearerError {
+			if err := s.f.check("OAUTHBEARER", o.Username, o.Token); err != nil {
+				return &sasl.OAuthBearerError{Status: "invalid_token"}
+			}
+			return nil
+		}), nil
 	}
 	return nil, errors.New("unsupported mechanism")
 }

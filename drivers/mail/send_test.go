@@ -331,6 +331,20 @@ func TestXOAUTH2(t *testing.T) {
 	}
 }
 
+func TestOAuthBearer(t *testing.T) {
+	sm := startSMTP(t, nil)
+	sm.setSecret("bearer-token")
+	d := newTestDriver(t, nil, sm, func(c *Config) {
+		c.Mechanism = MechOAuthBearer
+		c.Credentials = staticCreds{"mail": "bearer-token"}
+	})
+	created := call(t, d, "create_draft", map[string]any{"to": []any{"jane@example.com"}, "subject": "s", "body": "b"})
+	call(t, d, "send_draft", map[string]any{"draft_id": created["draft_id"]})
+	if got := sm.authList(); len(got) != 1 || got[0] != "OAUTHBEARER alice@example.com bearer-token" || len(sm.messages()) != 1 {
+		t.Errorf("auths %v, messages %d", got, len(sm.messages()))
+	}
+}
+
 // oauthSession is an in-memory IMAP session that accepts only XOAUTH2 with
 // one token.
 type oauthSession struct {
