@@ -149,6 +149,15 @@ func TestServerStalls(t *testing.T) {
 	if !strings.Contains(err.Error(), "did not answer within 300ms") {
 		t.Errorf("error = %v", err)
 	}
+	// A call waiting for its turn gives up when its ctx ends.
+	st := d.store.(*imapStore)
+	st.turn <- struct{}{}
+	wctx, wcancel := context.WithCancel(context.Background())
+	wcancel()
+	if err := st.do(wctx, 0, nil); !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "waiting for the connection") {
+		t.Errorf("waiting call: %v", err)
+	}
+	<-st.turn
 	// ctx ending closes the operation too.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

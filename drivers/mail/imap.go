@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/emersion/go-imap/v2"
@@ -143,12 +142,13 @@ func convertStructure(bs imap.BodyStructure, lim structureLimits) (*part, error)
 }
 
 // imapStore is the store over one IMAP connection, opened when first needed
-// and opened again after it broke. Operations run one at a time.
+// and opened again after it broke. Operations run one at a time; a call whose
+// ctx ends while it waits for its turn gives up.
 type imapStore struct {
 	cfg   *Config
 	creds credentials
 
-	mu       sync.Mutex
+	turn     chan struct{} // holds a token while an operation runs
 	c        *imapclient.Client
 	conn     *budgetConn
 	selected string
@@ -164,8 +164,12 @@ const overheadBudget = 4 << 20
 // next call) when it failed or ctx ended, not when the server answered NO or
 // BAD.
 func (s *imapStore) do(ctx context.Context, budget int64, f func(c *imapclient.Client) error) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	select {
+	case s.turn <- struct{}{}:
+	case <-ctx.Done():
+		return fmt.Errorf("imap: waiting for the connection: %w", context.Cause(ctx))
+	}
+	defer func() { <-s.turn }()
 	ctx, cancel := context.WithTimeoutCause(ctx, s.cfg.Timeout, fmt.Errorf("the IMAP server %s did not answer within %s", s.cfg.IMAPAddr, s.cfg.Timeout))
 	defer cancel()
 	if s.c != nil {
@@ -588,8 +592,8 @@ func (s *imapStore) noop(ctx context.Context) error {
 }
 
 func (s *imapStore) close() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.turn <- struct{}{}
+	defer func() { <-s.turn }()
 	if s.c != nil {
 		c := s.c
 		s.c, s.conn, s.selected = nil, nil, ""

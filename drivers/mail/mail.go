@@ -298,7 +298,7 @@ func NewToolDriver(cfg Config) (*ToolDriver, error) {
 	d.drafts = newDraftBook()
 	d.limit = &rateLimiter{n: cfg.SendsPerMinute, window: time.Minute, now: cfg.now}
 	if cfg.IMAPAddr != "" {
-		d.store = &imapStore{cfg: &d.cfg, creds: d.creds}
+		d.store = &imapStore{cfg: &d.cfg, creds: d.creds, turn: make(chan struct{}, 1)}
 	}
 	if cfg.SMTPAddr != "" {
 		d.sender = &smtpSender{cfg: &d.cfg, creds: d.creds}
