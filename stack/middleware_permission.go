@@ -105,6 +105,7 @@ func (c *permissionConfig) Middleware(_ context.Context, b *Builder) (mcs.ToolMi
 			return nil, errors.New("ask = true, but the program gives no way to ask (Host.Consent is nil); set Host.Consent or use allow and deny rules only")
 		}
 		b.consent = consent
+		consent = b.describedConsent(consent)
 	}
 	return permission.New(consent, c.opts...), nil
 }

@@ -244,6 +244,9 @@ type Builder struct {
 	prefixed bool
 	// stack is the stack being built, for what its Builds share (sign-ins).
 	stack *Stack
+	// describers add to the arguments the consent handler shows (see
+	// describedConsent); drivers register them while they are built.
+	describers []describer
 }
 
 // maxToolName is the longest tool name providers accept, and the orchestrator

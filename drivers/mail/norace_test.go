@@ -1,0 +1,6 @@
+//go:build !race
+
+package mail
+
+// raceEnabled: the race detector makes allocations larger and calls slower.
+const raceEnabled = false
