@@ -1,0 +1,9 @@
+//go:build !linux
+
+package sandbox
+
+import "errors"
+
+func newBwrap(Config) (backend, error) {
+	return nil, errors.New("the bwrap backend needs Linux (bubblewrap uses Linux namespaces); use the docker backend")
+}

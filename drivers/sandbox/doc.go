@@ -1,0 +1,43 @@
+// Package sandbox is an MCS driver that runs the model's shell commands in an
+// isolated sandbox, and reads and writes the files of its workspace.
+//
+// Every command runs in a sandbox of its own, by default with bubblewrap
+// (bwrap, the "bwrap" backend): Linux namespaces of its own (user, mount, PID,
+// network, IPC, UTS, cgroup); no network, only a loopback interface of its own,
+// so that even a server on the host's 127.0.0.1 is out of reach; every
+// capability dropped, no new privileges (setuid programs do not raise them),
+// the user sandbox (1000); the system (/usr and the few files of /etc the
+// dynamic linker needs) read-only, account files of its own, a new /proc, a
+// minimal /dev, a private /tmp of [TmpSize] bytes, and one writable directory,
+// the workspace, at /workspace; nothing else of the host, no home directory,
+// no host process, no inherited descriptor. Resource limits hold for every
+// process: address space ([Config.Memory]), CPU time ([Config.CPU]), the
+// number of processes ([Config.MaxProcesses]), file size ([MaxFileSize]) and
+// open files ([MaxOpenFiles]). The environment is exactly [Config.Env] with
+// PATH, HOME and LANG.
+//
+// A wall-clock timeout ([Config.Timeout]; the model may ask for another, which
+// is clamped to [Config.MaxTimeout]) kills the command with every process it
+// started: the whole PID namespace ends, and run_command returns only when it
+// has. A done context does the same. Standard output and standard error are
+// kept apart, each cut to [Config.MaxOutputBytes] with its first and last half
+// kept and a notice of what was cut.
+//
+// When the program runs as root, the user namespace alone would leave the
+// command root on the host (owning what it creates, exempt from the process
+// limit), so bwrap runs as the host user who owns the workspace, which must
+// then not be root: give the workspace to an unprivileged user (for example
+// chown 65534:65534) and make its parent directories reachable. Files and
+// directories the file tools create are given to that user too.
+//
+// The tools are run_command {command, timeout_seconds?, stdin?} →
+// {exit_code, stdout, stderr, timed_out, truncated}; write_file {path,
+// content, encoding?}; read_file {path, max_bytes?}; list_files {path?}. The
+// file tools work on the host side, through package confine: a path that leads
+// out of the workspace, by "..", an absolute path or a symbolic link a command
+// planted, is refused with a *confine.Error, exactly as in the filesystem
+// driver.
+//
+// The "runsc" (gVisor) and "docker" (Docker Engine) backends are not available
+// in this version; NewToolDriver says so.
+package sandbox
