@@ -1,11 +1,15 @@
 package ssh
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	gossh "golang.org/x/crypto/ssh"
@@ -178,10 +182,13 @@ func Quote(argv []string) (string, error) {
 }
 
 func (d *ToolDriver) runCommand(ctx context.Context, args runCommandArgs) (*runResult, error) {
-	line, err := Quote(args.Argv)
+	quoted, err := Quote(args.Argv)
 	if err != nil {
 		return nil, err
 	}
+	// The shell reports its process ID, which an SSH server makes the command's
+	// process group, then becomes the program.
+	line := pidPrefix + quoted
 	timeout, notice := d.cfg.Timeout, ""
 	switch s := args.TimeoutSeconds; {
 	case s == 0:
@@ -212,7 +219,8 @@ func (d *ToolDriver) runCommand(ctx context.Context, args runCommandArgs) (*runR
 	defer sess.Close()
 	stdout := &outcap.Buffer{Max: d.cfg.MaxOutputBytes}
 	stderr := &outcap.Buffer{Max: d.cfg.MaxOutputBytes}
-	sess.Stdout, sess.Stderr = stdout, stderr
+	pid := &pidSniffer{w: stderr}
+	sess.Stdout, sess.Stderr = stdout, pid
 	if args.Stdin != nil {
 		sess.Stdin = strings.NewReader(*args.Stdin)
 	}
@@ -229,11 +237,12 @@ func (d *ToolDriver) runCommand(ctx context.Context, args runCommandArgs) (*runR
 	case waitErr = <-done:
 	case <-timer.C:
 		timedOut = true
-		end(sess, done)
+		d.end(c, sess, pid.get(), done)
 	case <-ctx.Done():
-		end(sess, done)
+		d.end(c, sess, pid.get(), done)
 		return nil, context.Cause(ctx)
 	}
+	pid.flush()
 	res := &runResult{Stdout: stdout.String(), Stderr: stderr.String(), TimedOut: timedOut, Truncated: stdout.Truncated() || stderr.Truncated()}
 	var exitErr *gossh.ExitError
 	var missing *gossh.ExitMissingError
@@ -263,20 +272,101 @@ func (d *ToolDriver) runCommand(ctx context.Context, args runCommandArgs) (*runR
 	return res, nil
 }
 
-// end ends a running command: SIGKILL to its process group (OpenSSH signals
-// the session's process group), then, after a grace period or at once when
-// the server cannot signal, the session is closed, which closes the command's
-// pipes.
-func end(sess *gossh.Session, done <-chan error) {
-	if err := sess.Signal(gossh.SIGKILL); err == nil {
-		t := time.NewTimer(killGrace)
-		defer t.Stop()
-		select {
-		case <-done:
-			return
-		case <-t.C:
+// pidPrefix makes the remote shell write its process ID on stderr before it
+// runs the program in its place.
+const pidPrefix = `printf 'mcs-pid:%s\n' "$$" >&2; exec `
+
+// pidSniffer takes the line of pidPrefix out of stderr and passes the rest
+// on. Login scripts may write before it; the line is looked for in the first
+// 4 KiB.
+type pidSniffer struct {
+	w io.Writer
+
+	mu   sync.Mutex
+	head []byte // stderr not yet passed on, while the line is looked for
+	pid  int
+	done bool
+}
+
+func (p *pidSniffer) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	if p.done {
+		p.mu.Unlock()
+		return p.w.Write(b)
+	}
+	p.head = append(p.head, b...)
+	var out []byte
+	for {
+		i := bytes.IndexByte(p.head, '\n')
+		if i < 0 {
+			break
+		}
+		line := strings.TrimSuffix(string(p.head[:i]), "\r")
+		if n, err := strconv.Atoi(strings.TrimPrefix(line, "mcs-pid:")); err == nil && strings.HasPrefix(line, "mcs-pid:") && n > 1 {
+			p.pid, p.done = n, true
+			out = append(out, p.head[i+1:]...)
+			p.head = nil
+			break
+		}
+		out = append(out, p.head[:i+1]...)
+		p.head = p.head[i+1:]
+	}
+	if !p.done && len(out)+len(p.head) > 4096 {
+		p.done = true
+		out = append(out, p.head...)
+		p.head = nil
+	}
+	p.mu.Unlock()
+	if len(out) > 0 {
+		p.w.Write(out)
+	}
+	return len(b), nil
+}
+
+// flush passes on what is held back.
+func (p *pidSniffer) flush() {
+	p.mu.Lock()
+	rest := p.head
+	p.head, p.done = nil, true
+	p.mu.Unlock()
+	if len(rest) > 0 {
+		p.w.Write(rest)
+	}
+}
+
+// get returns the remote process ID, or 0 when it is not known.
+func (p *pidSniffer) get() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.pid
+}
+
+// end ends a running command and every process of its group: SIGKILL by the
+// session's signal request (OpenSSH signals the process group, except to a
+// root login), then by kill in a second session when the process ID is known,
+// then the session is closed. It waits, a grace period at most, for the
+// command to end.
+func (d *ToolDriver) end(c *gossh.Client, sess *gossh.Session, pid int, done <-chan error) {
+	sess.Signal(gossh.SIGKILL)
+	if pid > 1 {
+		if k, err := c.NewSession(); err == nil {
+			k.Run(fmt.Sprintf("kill -s KILL -- -%d 2>/dev/null || kill -s KILL %d 2>/dev/null", pid, pid))
+			k.Close()
 		}
 	}
+	t := time.NewTimer(killGrace)
+	defer t.Stop()
+	select {
+	case <-done:
+		return
+	case <-t.C:
+	}
 	sess.Close()
-	<-done
+	t.Reset(killGrace)
+	select {
+	case <-done:
+	case <-t.C:
+		// The server keeps the channel while the command's pipes are open; the
+		// waiting goroutine ends with the channel.
+	}
 }

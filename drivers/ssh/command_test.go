@@ -111,9 +111,10 @@ func TestQuotingAttack(t *testing.T) {
 	if _, err := os.Stat(canary); err == nil {
 		t.Fatal("a quoted argument ran a command on the host")
 	}
+	// Every command line is the fixed prefix and the quoted argument vector.
 	for _, line := range srv.Commands() {
-		if !strings.HasPrefix(line, "'") {
-			t.Errorf("command line %q does not start with a quoted program", line)
+		if !strings.HasPrefix(line, `printf 'mcs-pid:%s\n' "$$" >&2; exec '`) {
+			t.Errorf("command line %q is not the prefix and a quoted program", line)
 		}
 	}
 }
