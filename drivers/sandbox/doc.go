@@ -38,6 +38,17 @@
 // planted, is refused with a *confine.Error, exactly as in the filesystem
 // driver.
 //
-// The "runsc" (gVisor) and "docker" (Docker Engine) backends are not available
-// in this version; NewToolDriver says so.
+// The "docker" backend runs each command in a new container of a Docker
+// Engine, reached as the docker command reaches it (DOCKER_HOST and the
+// other DOCKER_ variables; the local socket by default), from
+// [Config.Image], which must already be on the engine (the sandbox never
+// pulls): network mode none, every capability dropped, no new privileges,
+// the image read-only, a private /tmp, the workspace bound at /workspace,
+// the user who owns the workspace (not root), a memory limit of
+// [Config.Memory], a PID limit of [Config.MaxProcesses] and the rlimits
+// above. A timeout kills the container, which is removed after every
+// command.
+//
+// The "runsc" (gVisor) backend is not available in this version;
+// NewToolDriver says so.
 package sandbox

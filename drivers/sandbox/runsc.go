@@ -11,7 +11,3 @@ func newRunsc(cfg Config) (backend, error) {
 	}
 	return nil, errors.New("the runsc backend is not available in this version; use the bwrap backend")
 }
-
-func newDocker(cfg Config) (backend, error) {
-	return nil, errors.New("the docker backend is not available in this version; use the bwrap backend")
-}
