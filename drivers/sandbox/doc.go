@@ -49,6 +49,10 @@
 // above. A timeout kills the container, which is removed after every
 // command.
 //
-// The "runsc" (gVisor) backend is not available in this version;
-// NewToolDriver says so.
+// The "runsc" backend runs each command under gVisor, whose own kernel stands
+// between the command and the host's: an OCI bundle per command with the
+// file system, user, rlimits and namespaces of the bwrap backend, run by
+// "runsc --network=none run"; a timeout kills and deletes the sandbox. It
+// needs root and a runsc on PATH; its test runs only where runsc is
+// installed, while the configuration it writes is tested everywhere.
 package sandbox

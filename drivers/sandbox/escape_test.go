@@ -203,3 +203,29 @@ func TestFileToolsConfinement(t *testing.T) {
 		}
 	})
 }
+
+// With Network on, the same attack reaches the listener: the refusal above is
+// the sandbox's doing, not the test's.
+func TestNetworkOn(t *testing.T) {
+	needBwrap(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	ws := newWorkspace(t)
+	installAttacker(t, ws)
+	td := newTD(t, sandbox.Config{Workspace: ws, Network: true, Memory: 2 << 30})
+	if r := run(t, td, "MCS_SANDBOX_ATTACK=dial ./attacker "+ln.Addr().String(), nil); !strings.Contains(r.Stdout, "CONNECTED") {
+		t.Errorf("with the network on, the listener was not reached: %+v", r)
+	}
+}
