@@ -10,7 +10,9 @@
 // dynamic linker needs) read-only, account files of its own, a new /proc, a
 // minimal /dev, a private /tmp of [TmpSize] bytes, and one writable directory,
 // the workspace, at /workspace; nothing else of the host, no home directory,
-// no host process, no inherited descriptor. Resource limits hold for every
+// no host process, no inherited descriptor (before each command, the
+// descriptors this program inherited from its parent are marked
+// close-on-exec, so that none passes through bwrap). Resource limits hold for every
 // process: address space ([Config.Memory]), CPU time ([Config.CPU]), the
 // number of processes ([Config.MaxProcesses]), file size ([MaxFileSize]) and
 // open files ([MaxOpenFiles]). The environment is exactly [Config.Env] with
