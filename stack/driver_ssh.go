@@ -67,7 +67,8 @@ func decodeLogin(t *Table, label string) sshLogin {
 	case mode == "env":
 		t.Errorf("credentials", "is \"env\", but key_file is set too; keep one of them")
 	default:
-		t.Errorf("credentials", "%q is not a credential source; use \"env\" (a private key or a password in %s) or set key_file", mode, auth.EnvVarName(label))
+		// The value is not shown: it may be the credential itself.
+		t.Errorf("credentials", "is not a credential source; use \"env\" (a private key or a password in %s) or set key_file", auth.EnvVarName(label))
 	}
 	return l
 }

@@ -33,7 +33,7 @@ func TestSSHParseErrors(t *testing.T) {
 			file: "[[driver]]\nlabel = \"box\"\ntype = \"sftp\"\naddr = \"h\"\nuser = \"u\"\nknown_hosts = \"k\"\ncredentials = \"agent\"\n",
 			want: []string{
 				`s.toml:1: [[driver]] "box": has no root; add root = "/srv/data" (the directory on the host the tools may use)`,
-				`s.toml:7: [[driver]] "box", key "credentials": "agent" is not a credential source; use "env" (a private key or a password in MCS_TOKEN_BOX) or set key_file`,
+				`s.toml:7: [[driver]] "box", key "credentials": is not a credential source; use "env" (a private key or a password in MCS_TOKEN_BOX) or set key_file`,
 			},
 		},
 	}
@@ -116,5 +116,18 @@ func TestSSHMissingCredential(t *testing.T) {
 	}
 	if _, err := s.Build(context.Background()); err == nil || !strings.Contains(err.Error(), "MCS_TOKEN_BOX is empty") {
 		t.Errorf("Build error = %v", err)
+	}
+}
+
+// A private key pasted into the stack file is refused, and not shown.
+func TestSSHKeyInStackFileRefused(t *testing.T) {
+	key := "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n-----END OPENSSH PRIVATE KEY-----"
+	file := "[[driver]]\nlabel = \"box\"\ntype = \"ssh\"\naddr = \"h\"\nuser = \"u\"\nknown_hosts = \"k\"\ncredentials = \"\"\"" + key + "\"\"\"\n"
+	_, err := Parse("s.toml", []byte(file))
+	if err == nil || !strings.Contains(err.Error(), "holds a private key; secrets never go in the stack file") {
+		t.Fatalf("Parse error = %v", err)
+	}
+	if strings.Contains(err.Error(), "b3BlbnNzaC1rZXkt") {
+		t.Errorf("the error shows the key: %v", err)
 	}
 }
