@@ -143,7 +143,6 @@ func (b *bwrap) staticArgs() []string {
 	return a
 }
 
-func cpuSeconds(d time.Duration) int64 { return int64((d + time.Second - 1) / time.Second) }
 
 func (b *bwrap) owner() (int, int) {
 	if b.cred == nil {

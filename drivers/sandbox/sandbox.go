@@ -310,3 +310,6 @@ func (d *ToolDriver) timeoutFor(seconds float64) (time.Duration, string, error) 
 	}
 	return time.Duration(seconds * float64(time.Second)), "", nil
 }
+
+// cpuSeconds is d in whole seconds, rounded up, for RLIMIT_CPU.
+func cpuSeconds(d time.Duration) int64 { return int64((d + time.Second - 1) / time.Second) }

@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package sshtest runs an SSH server on loopback for tests: password and
 // public key logins, "exec" requests run by /bin/sh -c as the test's user,
 // "signal" requests delivered to the command's process group, and the "sftp"
