@@ -143,7 +143,6 @@ func (b *bwrap) staticArgs() []string {
 	return a
 }
 
-
 func (b *bwrap) owner() (int, int) {
 	if b.cred == nil {
 		return -1, -1
