@@ -100,6 +100,8 @@ func secretReason(key, s string) string {
 		}
 	}
 	switch {
+	case strings.Contains(s, "PRIVATE KEY-----"):
+		return "the value holds a private key"
 	case jwtPattern.MatchString(s):
 		return "the value looks like a JSON Web Token"
 	case schemePattern.MatchString(s):

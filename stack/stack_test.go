@@ -103,8 +103,8 @@ root = "."
 		},
 		{
 			name: "unknown type",
-			file: "[[driver]]\nlabel = \"a\"\ntype = \"soap\"\nwsdl = \"x\"\n",
-			want: []string{`s.toml:3: [[driver]] "a", key "type": unknown driver type "soap"; use one of ` + fmt.Sprint(names(DriverTypes(), func(d DriverType) string { return d.Name }))},
+			file: "[[driver]]\nlabel = \"a\"\ntype = \"soap-over-xml\"\nwsdl = \"x\"\n",
+			want: []string{`s.toml:3: [[driver]] "a", key "type": unknown driver type "soap-over-xml"; use one of ` + fmt.Sprint(names(DriverTypes(), func(d DriverType) string { return d.Name }))},
 		},
 		{
 			name: "middleware and orchestrator",

@@ -29,25 +29,22 @@ package filesystem
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/mcs-go/mcs"
 	"github.com/mcs-go/mcs/internal/confine"
-	"github.com/mcs-go/mcs/tools"
+	"github.com/mcs-go/mcs/internal/filetools"
 )
 
 const version = "0.1.0"
 
 // DefaultMaxReadBytes is the number of bytes read_file returns per call when
 // Config.MaxReadBytes is zero.
-const DefaultMaxReadBytes = 1 << 20
+const DefaultMaxReadBytes = filetools.DefaultMaxReadBytes
 
 // MinReadBytes is the smallest Config.MaxReadBytes: enough for any character
 // however a read is cut, so that reading a text file in chunks always progresses.
-const MinReadBytes = 2 * utf8.UTFMax
+const MinReadBytes = filetools.MinReadBytes
 
 // Config configures a filesystem driver. It is plain data.
 type Config struct {
@@ -76,21 +73,12 @@ type Config struct {
 // orchestratable; a listing is a copy and never fails; the version does not change
 // after NewToolDriver.
 type ToolDriver struct {
-	*toolTable // the published tools
-	root       *confine.Root
-	cfg        Config
-	limits     limits
+	*fileTools // the published tools
 }
 
-// toolTable is the driver's name for [tools.Table], so that ToolDriver embeds it
-// as an unexported field and takes its listing methods.
-type toolTable = tools.Table
-
-// limits bounds the listing tools and the link check of move_file; tests lower
-// them.
-type limits struct {
-	listEntries, searchResults, searchVisits, moveEntries int
-}
+// fileTools is the driver's name for the shared tool table, so that ToolDriver
+// embeds it as an unexported field and takes its methods.
+type fileTools = filetools.Driver
 
 var (
 	_ mcs.ToolDriver                     = (*ToolDriver)(nil)
@@ -103,29 +91,20 @@ var (
 // not set or is not an existing directory, or when MaxReadBytes is neither 0 nor
 // at least MinReadBytes.
 func NewToolDriver(cfg Config) (*ToolDriver, error) {
-	if cfg.MaxReadBytes != 0 && cfg.MaxReadBytes < MinReadBytes {
-		return nil, fmt.Errorf("filesystem: MaxReadBytes is %d; set at least %d, or 0 for the default of %d", cfg.MaxReadBytes, MinReadBytes, DefaultMaxReadBytes)
-	}
-	if cfg.MaxReadBytes == 0 {
-		cfg.MaxReadBytes = DefaultMaxReadBytes
+	if err := filetools.CheckMaxReadBytes("filesystem", cfg.MaxReadBytes); err != nil {
+		return nil, err
 	}
 	root, err := confine.Open(cfg.Root)
 	if err != nil {
 		return nil, fmt.Errorf("filesystem: %w", err)
 	}
-	d := &ToolDriver{root: root, cfg: cfg, limits: limits{maxListEntries, maxSearchResults, maxSearchVisits, maxMoveEntries}}
-	d.toolTable = tools.New(mcs.Meta{
+	ft := filetools.New(filetools.Local(root), filetools.Config{ReadOnly: cfg.ReadOnly, MaxReadBytes: cfg.MaxReadBytes, AllowDelete: cfg.AllowDelete}, mcs.Meta{
 		ID:       "mcs-go/filesystem",
 		Name:     "Filesystem",
 		Version:  version,
 		Bindings: []mcs.Binding{{Capability: "filesystem", Adapter: "os", SpecFormat: "builtin"}},
 	})
-	for _, def := range toolDefs(cfg.MaxReadBytes) {
-		if d.unavailable(def) == "" {
-			def.add(d.toolTable, d, def)
-		}
-	}
-	return d, nil
+	return &ToolDriver{fileTools: ft}, nil
 }
 
 // ExecuteTool runs the named tool with the model-supplied args and returns a JSON
@@ -136,44 +115,11 @@ func NewToolDriver(cfg Config) (*ToolDriver, error) {
 // list_directory, search_files and the link check of move_file also stop when ctx
 // is done, and write_file and move_file then leave the tree as it was.
 func (d *ToolDriver) ExecuteTool(ctx context.Context, name string, args map[string]any) (any, error) {
-	if has, _ := d.toolTable.HasTool(ctx, name); !has {
-		for _, def := range toolDefs(d.cfg.MaxReadBytes) {
-			if def.name == name {
-				return nil, fmt.Errorf("%s: %s", name, d.unavailable(def))
-			}
-		}
-	}
-	res, err := d.toolTable.ExecuteTool(ctx, name, args)
-	var argErr *mcs.ArgumentsError
-	if err != nil && !errors.Is(err, mcs.ErrUnknownTool) && !errors.As(err, &argErr) {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	return res, err
-}
-
-// unavailable says why def is not published, or "" when it is.
-func (d *ToolDriver) unavailable(def *toolDef) string {
-	switch {
-	case def.writes && d.cfg.ReadOnly:
-		return "not available: the file system is read-only; only " + strings.Join(d.names(), ", ") + " can be used"
-	case def.name == "delete_file" && !d.cfg.AllowDelete:
-		return "not available: deleting files is not enabled for this file system"
-	}
-	return ""
-}
-
-// names lists the published tools in order.
-func (d *ToolDriver) names() []string {
-	list, _ := d.toolTable.ListTools(context.Background())
-	out := make([]string, len(list))
-	for i, t := range list {
-		out[i] = t.Name
-	}
-	return out
+	return d.fileTools.ExecuteTool(ctx, name, args)
 }
 
 // Close releases the root directory. Calls after Close fail.
-func (d *ToolDriver) Close() error { return d.root.Close() }
+func (d *ToolDriver) Close() error { return d.fileTools.Close() }
 
 // Driver is the complete filesystem driver: the [ToolDriver] with the LLM-facing
 // half of [mcs.BaseDriver] (prompts, response processing, middleware). It is safe
@@ -197,8 +143,3 @@ func New(cfg Config, opts ...mcs.Option) (*Driver, error) {
 
 // Close releases the root directory. Calls after Close fail.
 func (d *Driver) Close() error { return d.tools.Close() }
-
-// outcome is how a tool ends on err, met on path (see [confine.Outcome]).
-func outcome(path string, err error) (any, error) {
-	return confine.Outcome(path, err, "call list_directory on the parent directory to see what exists")
-}

@@ -1,10 +1,8 @@
 package filesystem_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -22,6 +20,7 @@ import (
 	"github.com/mcs-go/mcs/internal/confine"
 	"github.com/mcs-go/mcs/internal/confine/confinetest"
 	"github.com/mcs-go/mcs/internal/drivertest"
+	"github.com/mcs-go/mcs/internal/filetools/filetoolstest"
 )
 
 func newTD(t *testing.T, cfg filesystem.Config) *filesystem.ToolDriver {
@@ -810,87 +809,22 @@ func TestDeleteFile(t *testing.T) {
 	}
 }
 
-// pathCalls are the calls of every tool with the model-supplied path p.
-func pathCalls(p string) []drivertest.ToolCall {
-	return []drivertest.ToolCall{
-		{Tool: "list_directory", Args: map[string]any{"path": p}},
-		{Tool: "read_file", Args: map[string]any{"path": p}},
-		{Tool: "read_file", Args: map[string]any{"path": p, "encoding": "base64"}},
-		{Tool: "file_info", Args: map[string]any{"path": p}},
-		{Tool: "search_files", Args: map[string]any{"path": p, "pattern": "*"}},
-		{Tool: "write_file", Args: map[string]any{"path": p, "content": drivertest.Payload}, Writes: true},
-		{Tool: "write_file", Args: map[string]any{"path": p + "/new.txt", "content": drivertest.Payload}, Writes: true},
-		{Tool: "make_directory", Args: map[string]any{"path": p}, Writes: true},
-		{Tool: "move_file", Args: map[string]any{"from": p, "to": "moved"}, Writes: true},
-		{Tool: "move_file", Args: map[string]any{"from": "notes.txt", "to": p}, Writes: true},
-		{Tool: "delete_file", Args: map[string]any{"path": p}, Writes: true},
-	}
-}
-
 func TestEscapeSuite(t *testing.T) {
 	env := confinetest.New(t)
 	td := newTD(t, filesystem.Config{Root: env.Root, AllowDelete: true})
-	// The directory to be swapped works before the swap.
-	if got := drivertest.MustCall(t, td, "read_file", map[string]any{"path": "swap/ok.csv"}); got["content"] != "a,b\n1,2\n" {
-		t.Fatalf("read swap/ok.csv before the swap: %v", got)
-	}
-	drivertest.RunEscapeSuite(t, env, td, pathCalls)
-	if got := readHost(t, filepath.Join(env.Root, "notes.txt")); got != "hello\n" {
-		t.Errorf("notes.txt inside the root changed to %q", got)
-	}
+	filetoolstest.RunEscapes(t, env, td)
 }
 
 func TestSwappedDirectoryBetweenCalls(t *testing.T) {
 	env := confinetest.New(t)
 	d := drivertest.OpenDriver(t, filesystem.New, filesystem.Config{Root: env.Root})
-	drivertest.RunSwap(t, env, d, `{"tool":"list_directory","arguments":{"path":"swap"}}`,
-		`{"tool":"list_directory","arguments":{"path":"swap"}}`,
-		`{"tool":"read_file","arguments":{"path":"swap/secret.csv"}}`,
-		`{"tool":"write_file","arguments":{"path":"swap/new.txt","content":"x"}}`,
-		`{"tool":"search_files","arguments":{"path":"swap","pattern":"*"}}`,
-	)
-	// The swapped link is listed in the root, but its target is not followed.
-	got := drivertest.MustCall(t, d, "search_files", map[string]any{"pattern": "secret.csv"})
-	if got["count"] != 0.0 {
-		t.Errorf("search found files through the swapped link: %v", got)
-	}
-	env.CheckOutside(t)
+	filetoolstest.RunSwap(t, env, d)
 }
 
 func TestNoAbsolutePathsInResults(t *testing.T) {
 	env := confinetest.New(t)
-	// A link through a missing directory: resolving it fails as "not found".
-	confinetest.Symlink(t, env.Root, "ghost", filepath.FromSlash("missing/../notes.txt"))
 	td := newTD(t, filesystem.Config{Root: env.Root, AllowDelete: true})
-	abs := filepath.ToSlash(env.Root)
-	calls := []struct {
-		tool string
-		args map[string]any
-	}{
-		{"list_directory", map[string]any{"path": abs}},
-		{"list_directory", map[string]any{"path": "."}},
-		{"read_file", map[string]any{"path": abs + "/notes.txt"}},
-		{"read_file", map[string]any{"path": abs + "/missing"}},
-		{"read_file", map[string]any{"path": abs + "/ghost"}},
-		{"file_info", map[string]any{"path": abs + "/ghost/x"}},
-		{"file_info", map[string]any{"path": abs + "/link_in_abs"}},
-		{"search_files", map[string]any{"path": abs, "pattern": "*"}},
-		{"write_file", map[string]any{"path": abs + "/w.txt", "content": "x"}},
-		{"make_directory", map[string]any{"path": abs + "/dir"}},
-		{"move_file", map[string]any{"from": abs + "/w.txt", "to": abs + "/dir/w.txt"}},
-		{"delete_file", map[string]any{"path": abs + "/dir/w.txt"}},
-	}
-	for _, c := range calls {
-		res, err := td.ExecuteTool(context.Background(), c.tool, c.args)
-		if err != nil {
-			t.Errorf("%s(%v): %v", c.tool, c.args, err)
-			continue
-		}
-		b, _ := json.Marshal(res)
-		if bytes.Contains(b, []byte(env.Base)) {
-			t.Errorf("%s(%v) shows an absolute host path: %s", c.tool, c.args, b)
-		}
-	}
+	filetoolstest.RunNoAbsolutePaths(t, env, td)
 }
 
 func TestContextCanceled(t *testing.T) {

@@ -38,8 +38,39 @@ const maxLinks = 40
 // Root is a directory that model-supplied paths are confined to. It is safe for
 // concurrent use; it holds an open directory handle until Close.
 type Root struct {
-	root  *os.Root
-	bases []string // absolute host paths of the root (as given, and with links evaluated)
+	root  *os.Root // nil for a Root over another file system (OnFS)
+	fsys  LinkFS
+	bases []string // absolute paths of the root (as given, and with links evaluated)
+}
+
+// LinkFS is what a Root reads of the tree below it to resolve paths: the
+// entries, and the content of symbolic links. Names are root-relative and
+// slash-separated ("." is the root); errors for a missing entry match
+// fs.ErrNotExist.
+type LinkFS interface {
+	Lstat(name string) (fs.FileInfo, error)
+	Stat(name string) (fs.FileInfo, error)
+	Readlink(name string) (string, error)
+}
+
+// osLinkFS is the LinkFS of an *os.Root.
+type osLinkFS struct{ r *os.Root }
+
+func (o osLinkFS) Lstat(name string) (fs.FileInfo, error) { return o.r.Lstat(filepath.FromSlash(name)) }
+func (o osLinkFS) Stat(name string) (fs.FileInfo, error)  { return o.r.Stat(filepath.FromSlash(name)) }
+func (o osLinkFS) Readlink(name string) (string, error) {
+	return o.r.Readlink(filepath.FromSlash(name))
+}
+
+// OnFS returns a Root over a tree that is not a local directory, such as one
+// on a remote host: base is its absolute slash path there, and fsys reads it.
+// Clean, Resolve, ResolveNoFollow, CheckMovedLink, Lstat, Stat and HidePath
+// work as for a local Root, with the same errors; OS, FS, OpenRegular and
+// OpenDir are not available (OS and FS return nil, the others fail). Unlike a
+// local Root, nothing keeps the tree from changing between a check and the
+// operation that follows it: the guarantee is that of the checks.
+func OnFS(base string, fsys LinkFS) *Root {
+	return &Root{fsys: fsys, bases: []string{path.Clean(base)}}
 }
 
 // Open opens dir as a Root. dir must name an existing directory; a relative dir is
@@ -67,20 +98,33 @@ func Open(dir string) (*Root, error) {
 	if real, err := filepath.EvalSymlinks(abs); err == nil && real != abs {
 		bases = append(bases, real)
 	}
-	return &Root{root: r, bases: bases}, nil
+	return &Root{root: r, fsys: osLinkFS{r}, bases: bases}, nil
 }
 
-// OS returns the underlying *os.Root. Give it only paths returned by Resolve or
-// ResolveNoFollow (converted with filepath.FromSlash), and pass its errors through
-// [Classify].
+// OS returns the underlying *os.Root, nil for a Root made by OnFS. Give it only
+// paths returned by Resolve or ResolveNoFollow (converted with
+// filepath.FromSlash), and pass its errors through [Classify].
 func (r *Root) OS() *os.Root { return r.root }
 
-// FS returns a file system rooted at the root; fs.WalkDir over it never follows
-// symbolic links found in directories.
-func (r *Root) FS() fs.FS { return r.root.FS() }
+// FS returns a file system rooted at the root, nil for a Root made by OnFS;
+// fs.WalkDir over it never follows symbolic links found in directories.
+func (r *Root) FS() fs.FS {
+	if r.root == nil {
+		return nil
+	}
+	return r.root.FS()
+}
 
 // Close releases the directory handle. Calls after Close fail.
-func (r *Root) Close() error { return r.root.Close() }
+func (r *Root) Close() error {
+	if r.root == nil {
+		return nil
+	}
+	return r.root.Close()
+}
+
+// errNotLocal is the error of the methods that need a local root.
+var errNotLocal = errors.New("not a local directory")
 
 // Clean checks a model-supplied path and returns it cleaned, slash-separated and
 // relative to the root ("." for the root itself). It does not touch the file system.
@@ -205,7 +249,7 @@ func (r *Root) resolve(p string, followLast bool) (string, error) {
 			continue
 		}
 		cur := joinElems(done, elem)
-		fi, err := r.root.Lstat(filepath.FromSlash(cur))
+		fi, err := r.fsys.Lstat(cur)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 				if slices.Contains(todo, "..") {
@@ -243,7 +287,7 @@ func (r *Root) resolve(p string, followLast bool) (string, error) {
 		if links > maxLinks {
 			return "", &Error{Path: p, Kind: KindLinkLoop, Link: cur}
 		}
-		target, err := r.root.Readlink(filepath.FromSlash(cur))
+		target, err := r.fsys.Readlink(cur)
 		if err != nil {
 			return "", Classify(err, p)
 		}
@@ -282,7 +326,7 @@ func (r *Root) resolve(p string, followLast bool) (string, error) {
 //
 // CheckMovedLink is safe for concurrent use.
 func (r *Root) CheckMovedLink(p, link, at string) error {
-	target, err := r.root.Readlink(filepath.FromSlash(link))
+	target, err := r.fsys.Readlink(link)
 	if err != nil {
 		return Classify(r.HidePath(err), p)
 	}
@@ -309,14 +353,14 @@ func joinElems(done []string, elem string) string {
 // Lstat returns the FileInfo of the resolved root-relative path rel without
 // following a final symbolic link. Errors pass through [Classify].
 func (r *Root) Lstat(rel string) (fs.FileInfo, error) {
-	fi, err := r.root.Lstat(filepath.FromSlash(rel))
+	fi, err := r.fsys.Lstat(rel)
 	return fi, Classify(err, rel)
 }
 
 // Stat returns the FileInfo of the resolved root-relative path rel. Errors pass
 // through [Classify].
 func (r *Root) Stat(rel string) (fs.FileInfo, error) {
-	fi, err := r.root.Stat(filepath.FromSlash(rel))
+	fi, err := r.fsys.Stat(rel)
 	return fi, Classify(err, rel)
 }
 
@@ -327,6 +371,9 @@ func (r *Root) Stat(rel string) (fs.FileInfo, error) {
 // errors.Is(err, fs.ErrNotExist) holds. The returned FileInfo is that of the open
 // file.
 func (r *Root) OpenRegular(rel string) (*os.File, fs.FileInfo, error) {
+	if r.root == nil {
+		return nil, nil, errNotLocal
+	}
 	name := filepath.FromSlash(rel)
 	fi, err := r.root.Stat(name)
 	if err != nil {
@@ -358,6 +405,9 @@ func (r *Root) OpenRegular(rel string) (*os.File, fs.FileInfo, error) {
 // check, closed at once: a named pipe is never waited on); a missing one an error
 // for which errors.Is(err, fs.ErrNotExist) holds.
 func (r *Root) OpenDir(rel string) (*os.File, error) {
+	if r.root == nil {
+		return nil, errNotLocal
+	}
 	name := filepath.FromSlash(rel)
 	fi, err := r.root.Stat(name)
 	if err != nil {

@@ -1,4 +1,4 @@
-package filesystem
+package filetools
 
 import (
 	"context"
@@ -18,10 +18,10 @@ import (
 // directories are created. An existing file keeps its permissions; a new one gets
 // 0644 less the umask, as with os.WriteFile. created reports that no file was
 // there before.
-func (d *ToolDriver) writeAtomic(ctx context.Context, rel string, data []byte) (created bool, err error) {
+func (d *Driver) writeAtomic(ctx context.Context, rel string, data []byte) (created bool, err error) {
 	perm := fs.FileMode(0o644)
 	keepPerm := false
-	switch fi, err := d.root.Lstat(rel); {
+	switch fi, err := d.tree.Lstat(rel); {
 	case err == nil && fi.IsDir():
 		return false, fmt.Errorf("%q is a directory; write to a file path inside it", rel)
 	case err == nil && !fi.Mode().IsRegular():
@@ -45,7 +45,7 @@ func (d *ToolDriver) writeAtomic(ctx context.Context, rel string, data []byte) (
 	}
 	defer func() {
 		if err != nil {
-			d.root.OS().Remove(osName(tmp))
+			d.tree.Remove(tmp)
 		}
 	}()
 	_, werr := f.Write(data)
@@ -59,12 +59,12 @@ func (d *ToolDriver) writeAtomic(ctx context.Context, rel string, data []byte) (
 		werr = cerr
 	}
 	if werr != nil {
-		return false, fmt.Errorf("write %q: %w", rel, d.root.HidePath(werr))
+		return false, fmt.Errorf("write %q: %w", rel, d.tree.HidePath(werr))
 	}
 	if err := ctx.Err(); err != nil {
 		return false, context.Cause(ctx)
 	}
-	if err := d.root.OS().Rename(osName(tmp), osName(rel)); err != nil {
+	if err := d.tree.Rename(tmp, rel); err != nil {
 		return false, fmt.Errorf("write %q: %w", rel, confine.Classify(err, rel))
 	}
 	return created, nil
@@ -72,10 +72,10 @@ func (d *ToolDriver) writeAtomic(ctx context.Context, rel string, data []byte) (
 
 // createTemp creates a new, empty temporary file in the directory dir, with the
 // permissions perm less the umask.
-func (d *ToolDriver) createTemp(dir string, perm fs.FileMode) (string, *os.File, error) {
+func (d *Driver) createTemp(dir string, perm fs.FileMode) (string, WritableFile, error) {
 	for range 10 {
 		name := path.Join(dir, fmt.Sprintf(".mcs-write-%016x.tmp", rand.Uint64()))
-		f, err := d.root.OS().OpenFile(osName(name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+		f, err := d.tree.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 		if err == nil {
 			return name, f, nil
 		}

@@ -1,4 +1,4 @@
-package filesystem
+package filetools
 
 import (
 	"bytes"
@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"math"
 	"path"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -36,12 +35,12 @@ type toolDef struct {
 	name, title, desc string
 	writes            bool
 	annotations       mcs.ToolAnnotations
-	add               func(t *tools.Table, d *ToolDriver, def *toolDef)
+	add               func(t *tools.Table, d *Driver, def *toolDef)
 }
 
 // typed registers run, a method of the driver, as the typed tool def.
-func typed[In any](run func(*ToolDriver, context.Context, In) (any, error)) func(*tools.Table, *ToolDriver, *toolDef) {
-	return func(t *tools.Table, d *ToolDriver, def *toolDef) {
+func typed[In any](run func(*Driver, context.Context, In) (any, error)) func(*tools.Table, *Driver, *toolDef) {
+	return func(t *tools.Table, d *Driver, def *toolDef) {
 		tools.Add(t, def.name, def.desc, func(ctx context.Context, in In) (any, error) { return run(d, ctx, in) },
 			tools.WithTitle(def.title), tools.WithAnnotations(def.annotations))
 	}
@@ -86,7 +85,7 @@ func toolDefs(maxRead int64) []*toolDef {
 			title:       "List a directory",
 			desc:        fmt.Sprintf("List the entries of a directory, sorted by name, with their type (file, directory, symlink, other) and size in bytes. At most %d entries are returned.", maxListEntries),
 			annotations: mcs.ToolAnnotations{ReadOnly: true, Idempotent: true},
-			add:         typed((*ToolDriver).listDirectory),
+			add:         typed((*Driver).listDirectory),
 		},
 		{
 			name:  "read_file",
@@ -94,7 +93,7 @@ func toolDefs(maxRead int64) []*toolDef {
 			desc: fmt.Sprintf("Read a file. UTF-8 text is returned as content; a binary file is reported as binary with its size unless encoding is \"base64\". "+
 				"At most %d bytes are returned per call: a longer file is cut, and the result gives next_offset, to pass as offset to read on.", maxRead),
 			annotations: mcs.ToolAnnotations{ReadOnly: true, Idempotent: true},
-			add:         typed((*ToolDriver).readFile),
+			add:         typed((*Driver).readFile),
 		},
 		{
 			name:  "search_files",
@@ -102,14 +101,14 @@ func toolDefs(maxRead int64) []*toolDef {
 			desc: fmt.Sprintf(`Find files and directories below a directory whose path matches a glob pattern, recursively. A pattern without "/" (such as "*.txt") matches names at any depth; `+
 				`a pattern with "/" matches the path relative to the directory, "**" standing for any number of directories (such as "src/**/*.go"). At most %d results; the result says when it was cut.`, maxSearchResults),
 			annotations: mcs.ToolAnnotations{ReadOnly: true, Idempotent: true},
-			add:         typed((*ToolDriver).searchFiles),
+			add:         typed((*Driver).searchFiles),
 		},
 		{
 			name:        "file_info",
 			title:       "File information",
 			desc:        "Report the type, size, permissions and modification time of a file or directory; for a symbolic link also its target.",
 			annotations: mcs.ToolAnnotations{ReadOnly: true, Idempotent: true},
-			add:         typed((*ToolDriver).fileInfo),
+			add:         typed((*Driver).fileInfo),
 		},
 		{
 			writes:      true,
@@ -117,7 +116,7 @@ func toolDefs(maxRead int64) []*toolDef {
 			title:       "Write a file",
 			desc:        "Write content to a file, replacing it if it exists. Missing parent directories are created; the file is replaced atomically, so it is never left half-written. Reports the bytes written.",
 			annotations: mcs.ToolAnnotations{Destructive: true, Idempotent: true},
-			add:         typed((*ToolDriver).writeFile),
+			add:         typed((*Driver).writeFile),
 		},
 		{
 			writes:      true,
@@ -125,7 +124,7 @@ func toolDefs(maxRead int64) []*toolDef {
 			title:       "Create a directory",
 			desc:        "Create a directory and any missing parent directories. An existing directory is not an error.",
 			annotations: mcs.ToolAnnotations{Idempotent: true},
-			add:         typed((*ToolDriver).makeDirectory),
+			add:         typed((*Driver).makeDirectory),
 		},
 		{
 			writes: true,
@@ -135,7 +134,7 @@ func toolDefs(maxRead int64) []*toolDef {
 				"A symbolic link, moved alone or inside a directory, must still lead inside the root from its new place (a relative link is followed from where it lies), otherwise nothing is moved; "+
 				"a directory with more than %d entries at all levels cannot be checked, so it is not moved.", maxMoveEntries),
 			annotations: mcs.ToolAnnotations{Destructive: true},
-			add:         typed((*ToolDriver).moveFile),
+			add:         typed((*Driver).moveFile),
 		},
 		{
 			writes:      true,
@@ -143,7 +142,7 @@ func toolDefs(maxRead int64) []*toolDef {
 			title:       "Delete a file",
 			desc:        "Delete a file, a symbolic link (not its target) or an empty directory.",
 			annotations: mcs.ToolAnnotations{Destructive: true, Idempotent: true},
-			add:         typed((*ToolDriver).deleteFile),
+			add:         typed((*Driver).deleteFile),
 		},
 	}
 }
@@ -162,28 +161,25 @@ func typeName(m fs.FileMode) string {
 }
 
 // displayPath is the cleaned form of a model-supplied path, for results.
-func (d *ToolDriver) displayPath(p string) string {
-	c, err := d.root.Clean(p)
+func (d *Driver) displayPath(p string) string {
+	c, err := d.tree.Clean(p)
 	if err != nil {
 		return p
 	}
 	return c
 }
 
-// osName converts a resolved root-relative path for *os.Root.
-func osName(rel string) string { return filepath.FromSlash(rel) }
-
-func (d *ToolDriver) listDirectory(ctx context.Context, args listDirectoryArgs) (any, error) {
+func (d *Driver) listDirectory(ctx context.Context, args listDirectoryArgs) (any, error) {
 	p := "."
 	if args.Path != nil {
 		p = *args.Path
 	}
 	shown := d.displayPath(p)
-	rel, err := d.root.Resolve(p)
+	rel, err := d.tree.Resolve(p)
 	if err != nil {
 		return outcome(shown, err)
 	}
-	f, err := d.root.OpenDir(rel)
+	f, err := d.tree.OpenDir(rel)
 	switch {
 	case errors.Is(err, confine.ErrNotDirectory):
 		return map[string]any{"path": shown, "error": "not a directory", "hint": "call read_file or file_info for a file"}, nil
@@ -199,20 +195,20 @@ func (d *ToolDriver) listDirectory(ctx context.Context, args listDirectoryArgs) 
 		batch, err := f.ReadDir(256)
 		total += len(batch)
 		kept = append(kept, batch...)
-		if len(kept) > 2*d.limits.listEntries {
-			kept = firstByName(kept, d.limits.listEntries)
+		if len(kept) > 2*d.limits.ListEntries {
+			kept = firstByName(kept, d.limits.ListEntries)
 		}
 		if err == io.EOF || (err == nil && len(batch) == 0) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("read directory %q: %w", shown, d.root.HidePath(err))
+			return nil, fmt.Errorf("read directory %q: %w", shown, d.tree.HidePath(err))
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, context.Cause(ctx)
 		}
 	}
-	kept = firstByName(kept, d.limits.listEntries)
+	kept = firstByName(kept, d.limits.ListEntries)
 	entries := make([]any, 0, len(kept))
 	for _, de := range kept {
 		e := map[string]any{"name": de.Name(), "type": typeName(de.Type())}
@@ -244,8 +240,8 @@ func firstByName(entries []fs.DirEntry, n int) []fs.DirEntry {
 
 // describeLink adds the target of the symbolic link at rel to e: its root-relative
 // path when it lies inside the root, a note otherwise.
-func (d *ToolDriver) describeLink(e map[string]any, rel string) {
-	target, err := d.root.Resolve(rel)
+func (d *Driver) describeLink(e map[string]any, rel string) {
+	target, err := d.tree.Resolve(rel)
 	var ce *confine.Error
 	switch {
 	case errors.As(err, &ce):
@@ -254,13 +250,13 @@ func (d *ToolDriver) describeLink(e map[string]any, rel string) {
 		e["note"] = "link target unavailable"
 	default:
 		e["target"] = target
-		if _, err := d.root.Stat(target); err != nil {
+		if _, err := d.tree.Stat(target); err != nil {
 			e["note"] = "link target missing"
 		}
 	}
 }
 
-func (d *ToolDriver) readFile(_ context.Context, args readFileArgs) (any, error) {
+func (d *Driver) readFile(_ context.Context, args readFileArgs) (any, error) {
 	p := args.Path
 	enc, err := encodingArg(args.Encoding)
 	if err != nil {
@@ -271,11 +267,11 @@ func (d *ToolDriver) readFile(_ context.Context, args readFileArgs) (any, error)
 	}
 	offset := int64(args.Offset)
 	shown := d.displayPath(p)
-	rel, err := d.root.Resolve(p)
+	rel, err := d.tree.Resolve(p)
 	if err != nil {
 		return outcome(shown, err)
 	}
-	f, fi, err := d.root.OpenRegular(rel)
+	f, fi, err := d.tree.OpenRegular(rel)
 	switch {
 	case errors.Is(err, confine.ErrIsDirectory):
 		return map[string]any{"path": shown, "error": "is a directory", "hint": "call list_directory to see its entries"}, nil
@@ -291,7 +287,7 @@ func (d *ToolDriver) readFile(_ context.Context, args readFileArgs) (any, error)
 	buf := make([]byte, n)
 	got, err := f.ReadAt(buf, offset)
 	if err != nil && err != io.EOF {
-		return nil, fmt.Errorf("read %q: %w", shown, d.root.HidePath(err))
+		return nil, fmt.Errorf("read %q: %w", shown, d.tree.HidePath(err))
 	}
 	buf = buf[:got]
 	if enc == "utf-8" {
@@ -340,7 +336,7 @@ func encodingArg(arg string) (string, error) {
 	}
 }
 
-func (d *ToolDriver) searchFiles(ctx context.Context, args searchFilesArgs) (any, error) {
+func (d *Driver) searchFiles(ctx context.Context, args searchFilesArgs) (any, error) {
 	p := "."
 	if args.Path != nil {
 		p = *args.Path
@@ -351,11 +347,11 @@ func (d *ToolDriver) searchFiles(ctx context.Context, args searchFilesArgs) (any
 		return nil, err
 	}
 	shown := d.displayPath(p)
-	rel, err := d.root.Resolve(p)
+	rel, err := d.tree.Resolve(p)
 	if err != nil {
 		return outcome(shown, err)
 	}
-	fi, err := d.root.Stat(rel)
+	fi, err := d.tree.Stat(rel)
 	if err != nil {
 		return outcome(shown, err)
 	}
@@ -365,7 +361,7 @@ func (d *ToolDriver) searchFiles(ctx context.Context, args searchFilesArgs) (any
 	matches := []any{}
 	visits := 0
 	truncated := ""
-	walkErr := fs.WalkDir(d.root.FS(), rel, func(name string, de fs.DirEntry, err error) error {
+	walkErr := fs.WalkDir(d.tree.FS(), rel, func(name string, de fs.DirEntry, err error) error {
 		if err != nil {
 			if name == rel {
 				return err
@@ -381,8 +377,8 @@ func (d *ToolDriver) searchFiles(ctx context.Context, args searchFilesArgs) (any
 				return context.Cause(ctx)
 			}
 		}
-		if visits > d.limits.searchVisits {
-			truncated = fmt.Sprintf("the search stopped after looking at %d entries; search a smaller directory", d.limits.searchVisits)
+		if visits > d.limits.SearchVisits {
+			truncated = fmt.Sprintf("the search stopped after looking at %d entries; search a smaller directory", d.limits.SearchVisits)
 			return fs.SkipAll
 		}
 		under := name
@@ -392,8 +388,8 @@ func (d *ToolDriver) searchFiles(ctx context.Context, args searchFilesArgs) (any
 		if !m.match(under) {
 			return nil
 		}
-		if len(matches) == d.limits.searchResults {
-			truncated = fmt.Sprintf("only the first %d matches are listed; use a narrower pattern or directory", d.limits.searchResults)
+		if len(matches) == d.limits.SearchResults {
+			truncated = fmt.Sprintf("only the first %d matches are listed; use a narrower pattern or directory", d.limits.SearchResults)
 			return fs.SkipAll
 		}
 		e := map[string]any{"path": name, "type": typeName(de.Type())}
@@ -406,7 +402,7 @@ func (d *ToolDriver) searchFiles(ctx context.Context, args searchFilesArgs) (any
 		return nil
 	})
 	if walkErr != nil {
-		return nil, fmt.Errorf("search %q: %w", shown, confine.Classify(d.root.HidePath(walkErr), p))
+		return nil, fmt.Errorf("search %q: %w", shown, confine.Classify(d.tree.HidePath(walkErr), p))
 	}
 	res := map[string]any{"path": shown, "pattern": pattern, "matches": matches, "count": len(matches), "truncated": truncated != ""}
 	if truncated != "" {
@@ -415,14 +411,14 @@ func (d *ToolDriver) searchFiles(ctx context.Context, args searchFilesArgs) (any
 	return res, nil
 }
 
-func (d *ToolDriver) fileInfo(_ context.Context, args pathArgs) (any, error) {
+func (d *Driver) fileInfo(_ context.Context, args pathArgs) (any, error) {
 	p := args.Path
 	shown := d.displayPath(p)
-	rel, err := d.root.ResolveNoFollow(p)
+	rel, err := d.tree.ResolveNoFollow(p)
 	if err != nil {
 		return outcome(shown, err)
 	}
-	fi, err := d.root.Lstat(rel)
+	fi, err := d.tree.Lstat(rel)
 	if err != nil {
 		return outcome(shown, err)
 	}
@@ -431,7 +427,7 @@ func (d *ToolDriver) fileInfo(_ context.Context, args pathArgs) (any, error) {
 		res["symlink"] = true
 		d.describeLink(res, rel)
 		if target, ok := res["target"].(string); ok {
-			if tfi, err := d.root.Stat(target); err == nil {
+			if tfi, err := d.tree.Stat(target); err == nil {
 				fi = tfi
 			}
 		}
@@ -445,7 +441,7 @@ func (d *ToolDriver) fileInfo(_ context.Context, args pathArgs) (any, error) {
 	return res, nil
 }
 
-func (d *ToolDriver) writeFile(ctx context.Context, args writeFileArgs) (any, error) {
+func (d *Driver) writeFile(ctx context.Context, args writeFileArgs) (any, error) {
 	p := args.Path
 	content := args.Content
 	enc, err := encodingArg(args.Encoding)
@@ -459,7 +455,7 @@ func (d *ToolDriver) writeFile(ctx context.Context, args writeFileArgs) (any, er
 			return nil, err
 		}
 	}
-	rel, err := d.root.Resolve(p)
+	rel, err := d.tree.Resolve(p)
 	if err != nil {
 		return nil, err
 	}
@@ -489,14 +485,14 @@ func decodeBase64(s string) ([]byte, error) {
 	return nil, fmt.Errorf(`content is not valid base64 (%v); send the bytes base64-encoded, or text with encoding "utf-8"`, err)
 }
 
-func (d *ToolDriver) makeDirectory(_ context.Context, args makeDirectoryArgs) (any, error) {
+func (d *Driver) makeDirectory(_ context.Context, args makeDirectoryArgs) (any, error) {
 	p := args.Path
-	rel, err := d.root.Resolve(p)
+	rel, err := d.tree.Resolve(p)
 	if err != nil {
 		return nil, err
 	}
 	shown := d.displayPath(p)
-	if fi, err := d.root.Stat(rel); err == nil {
+	if fi, err := d.tree.Stat(rel); err == nil {
 		if !fi.IsDir() {
 			return nil, fmt.Errorf("%q exists and is not a directory", shown)
 		}
@@ -509,11 +505,11 @@ func (d *ToolDriver) makeDirectory(_ context.Context, args makeDirectoryArgs) (a
 }
 
 // mkdirAll creates the directory rel and its parents, explaining the usual failure.
-func (d *ToolDriver) mkdirAll(rel string) error {
+func (d *Driver) mkdirAll(rel string) error {
 	if rel == "." {
 		return nil
 	}
-	err := confine.Classify(d.root.OS().MkdirAll(osName(rel), 0o755), rel)
+	err := confine.Classify(d.tree.MkdirAll(rel, 0o755), rel)
 	if err == nil {
 		return nil
 	}
@@ -527,14 +523,14 @@ func (d *ToolDriver) mkdirAll(rel string) error {
 	return fmt.Errorf("create directory %q: %w", rel, err)
 }
 
-func (d *ToolDriver) moveFile(ctx context.Context, args moveFileArgs) (any, error) {
+func (d *Driver) moveFile(ctx context.Context, args moveFileArgs) (any, error) {
 	from, to := args.From, args.To
 	shownFrom, shownTo := d.displayPath(from), d.displayPath(to)
-	src, err := d.root.ResolveNoFollow(from)
+	src, err := d.tree.ResolveNoFollow(from)
 	if err != nil {
 		return outcome(shownFrom, err)
 	}
-	dst, err := d.root.ResolveNoFollow(to)
+	dst, err := d.tree.ResolveNoFollow(to)
 	if err != nil {
 		return nil, err
 	}
@@ -544,14 +540,14 @@ func (d *ToolDriver) moveFile(ctx context.Context, args moveFileArgs) (any, erro
 	case dst == ".":
 		return nil, &confine.Error{Path: to, Kind: confine.KindRootEntry}
 	}
-	fi, err := d.root.Lstat(src)
+	fi, err := d.tree.Lstat(src)
 	if err != nil {
 		return outcome(shownFrom, err)
 	}
 	if dst == src || strings.HasPrefix(dst, src+"/") {
 		return nil, fmt.Errorf("cannot move %q into itself (%q)", shownFrom, shownTo)
 	}
-	if _, err := d.root.Lstat(dst); err == nil {
+	if _, err := d.tree.Lstat(dst); err == nil {
 		return nil, fmt.Errorf("destination %q exists; choose another name, or delete it first", shownTo)
 	}
 	if err := d.checkMovedLinks(ctx, from, src, dst, fi); err != nil {
@@ -560,7 +556,7 @@ func (d *ToolDriver) moveFile(ctx context.Context, args moveFileArgs) (any, erro
 	if err := d.mkdirAll(path.Dir(dst)); err != nil {
 		return nil, err
 	}
-	if err := d.root.OS().Rename(osName(src), osName(dst)); err != nil {
+	if err := d.tree.Rename(src, dst); err != nil {
 		return nil, fmt.Errorf("move %q to %q: %w", shownFrom, shownTo, confine.Classify(err, to))
 	}
 	return map[string]any{"from": shownFrom, "to": shownTo, "moved": true}, nil
@@ -574,7 +570,7 @@ func (d *ToolDriver) moveFile(ctx context.Context, args moveFileArgs) (any, erro
 // batches; one with more than limits.moveEntries entries at all levels, or with a
 // subdirectory that cannot be read, is refused unchecked. from is the
 // model-supplied source path. Nothing is changed.
-func (d *ToolDriver) checkMovedLinks(ctx context.Context, from, src, dst string, fi fs.FileInfo) error {
+func (d *Driver) checkMovedLinks(ctx context.Context, from, src, dst string, fi fs.FileInfo) error {
 	switch {
 	case fi.Mode()&fs.ModeSymlink != 0:
 		return d.checkMovedLink(from, src, dst)
@@ -595,8 +591,8 @@ func (d *ToolDriver) checkMovedLinks(ctx context.Context, from, src, dst string,
 // checkMovedLink checks the symbolic link link, which the move of from would
 // place at at; an error other than a refusal says that the link could not be
 // checked.
-func (d *ToolDriver) checkMovedLink(from, link, at string) error {
-	err := d.root.CheckMovedLink(from, link, at)
+func (d *Driver) checkMovedLink(from, link, at string) error {
+	err := d.tree.CheckMovedLink(from, link, at)
 	var ce *confine.Error
 	if err == nil || errors.As(err, &ce) {
 		return err
@@ -606,7 +602,7 @@ func (d *ToolDriver) checkMovedLink(from, link, at string) error {
 
 // moveWalk is the state of the walk of checkMovedLinks.
 type moveWalk struct {
-	d              *ToolDriver
+	d              *Driver
 	from, src, dst string
 	dirs           []string // directories still to read
 	entries        int      // entries seen so far
@@ -617,14 +613,14 @@ type moveWalk struct {
 func (w *moveWalk) checkDir(ctx context.Context, dir string) error {
 	shown := w.d.displayPath(w.from)
 	unreadable := func(err error) error {
-		err = confine.Classify(w.d.root.HidePath(err), w.from)
+		err = confine.Classify(w.d.tree.HidePath(err), w.from)
 		var ce *confine.Error
 		if errors.As(err, &ce) {
 			return err
 		}
 		return fmt.Errorf("cannot check the symbolic links in %q before moving it, so nothing was moved: %w", shown, err)
 	}
-	f, err := w.d.root.OpenDir(dir)
+	f, err := w.d.tree.OpenDir(dir)
 	if err != nil {
 		return unreadable(err)
 	}
@@ -633,8 +629,8 @@ func (w *moveWalk) checkDir(ctx context.Context, dir string) error {
 		batch, err := f.ReadDir(256)
 		for _, de := range batch {
 			w.entries++
-			if w.entries > w.d.limits.moveEntries {
-				return fmt.Errorf("cannot move %q: it holds more than %d entries, too many to check that the symbolic links in it still lead inside the root once moved; nothing was moved: move its subdirectories one at a time", shown, w.d.limits.moveEntries)
+			if w.entries > w.d.limits.MoveEntries {
+				return fmt.Errorf("cannot move %q: it holds more than %d entries, too many to check that the symbolic links in it still lead inside the root once moved; nothing was moved: move its subdirectories one at a time", shown, w.d.limits.MoveEntries)
 			}
 			switch {
 			case de.IsDir():
@@ -658,21 +654,21 @@ func (w *moveWalk) checkDir(ctx context.Context, dir string) error {
 	}
 }
 
-func (d *ToolDriver) deleteFile(_ context.Context, args pathArgs) (any, error) {
+func (d *Driver) deleteFile(_ context.Context, args pathArgs) (any, error) {
 	p := args.Path
 	shown := d.displayPath(p)
-	rel, err := d.root.ResolveNoFollow(p)
+	rel, err := d.tree.ResolveNoFollow(p)
 	if err != nil {
 		return outcome(shown, err)
 	}
 	if rel == "." {
 		return nil, &confine.Error{Path: p, Kind: confine.KindRootEntry}
 	}
-	fi, err := d.root.Lstat(rel)
+	fi, err := d.tree.Lstat(rel)
 	if err != nil {
 		return outcome(shown, err)
 	}
-	if err := d.root.OS().Remove(osName(rel)); err != nil {
+	if err := d.tree.Remove(rel); err != nil {
 		// ENOTEMPTY, and its Windows counterpart, match fs.ErrExist.
 		if fi.IsDir() && errors.Is(err, fs.ErrExist) {
 			return nil, fmt.Errorf("directory %q is not empty; delete its entries first", shown)
