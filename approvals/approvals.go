@@ -42,6 +42,13 @@ type Request struct {
 	// Arguments are the call's arguments as the model wrote them. A store keeps
 	// them as JSON, so they come back decoded from JSON, numbers as json.Number.
 	Arguments map[string]any
+	// Details is what the person deciding sees beside the arguments, from the
+	// driver: the arguments alone may not show what the call does (send_draft
+	// {draft_id} of a mail driver: Details holds the whole draft). It is for
+	// display only: the Fingerprint does not cover it. A store keeps it as JSON,
+	// so it comes back decoded from JSON; nil when there are none. See
+	// middleware/permission's WithDescriber.
+	Details map[string]any
 	// Fingerprint binds the request to one exact call; see [Fingerprint].
 	Fingerprint string
 	// Created is when the request was made; Expires is when it stops being

@@ -3,6 +3,7 @@ package approvals_test
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"sync"
 	"testing"
@@ -278,5 +279,40 @@ PRAGMA user_version = 1;`)
 	evs, err := s.(approvals.Journal).Events(ctx, 0, 10)
 	if err != nil || len(evs) != 1 || evs[0].ID != r.ID || !evs[0].Decision.Approve {
 		t.Fatalf("Events after the migration = %+v, %v; want the one approval", evs, err)
+	}
+}
+
+// TestDetails holds every store to keeping a request's Details apart from its
+// arguments and fingerprint.
+func TestDetails(t *testing.T) {
+	ctx := context.Background()
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			s := b.mustOpen(t, b.fresh(t))
+			r := request("mail", map[string]any{"draft_id": "abc"}, time.Now(), time.Hour)
+			plain := mustCreate(t, s, r)
+			if plain.Details != nil {
+				t.Errorf("Details of a request without any = %v, want nil", plain.Details)
+			}
+			r.Details = map[string]any{"draft": map[string]any{"to": []any{"bob@example.com"}, "subject": "Q3 <numbers>", "size": 3}}
+			created := mustCreate(t, s, r)
+			got, err := s.Get(ctx, created.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]any{"draft": map[string]any{"to": []any{"bob@example.com"}, "subject": "Q3 <numbers>", "size": json.Number("3")}}
+			if diff := cmp.Diff(want, got.Details); diff != "" {
+				t.Errorf("Details after Get (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(created.Details, got.Details); diff != "" {
+				t.Errorf("Create and Get disagree on Details (-create +get):\n%s", diff)
+			}
+			if got.Fingerprint != plain.Fingerprint {
+				t.Error("Details changed the fingerprint")
+			}
+			if _, err := s.Create(ctx, approvals.Request{Tool: "t", Fingerprint: "fp", Expires: time.Now().Add(time.Hour), Details: map[string]any{"c": make(chan int)}}); err == nil {
+				t.Error("Create with details that do not encode as JSON succeeded")
+			}
+		})
 	}
 }

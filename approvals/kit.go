@@ -88,7 +88,9 @@ func newID() string {
 type Row struct {
 	ID, Label, Tool string
 	// Arguments is the JSON object of the call's arguments, as encoded.
-	Arguments   string
+	Arguments string
+	// Details is the JSON object of the request's Details, "" when it has none.
+	Details     string
 	Fingerprint string
 	Created     time.Time
 	Expires     time.Time
@@ -137,8 +139,19 @@ func Prepare(r Request, now time.Time) (Request, Row, error) {
 	if err != nil {
 		return Request{}, Row{}, fmt.Errorf("approvals: create: arguments of %s: %w", r.Tool, err)
 	}
+	var details []byte
+	if len(r.Details) > 0 {
+		if details, err = encodeArguments(r.Details); err != nil {
+			return Request{}, Row{}, fmt.Errorf("approvals: create: details of %s: %w", r.Tool, err)
+		}
+		if r.Details, err = decodeArguments(details); err != nil {
+			return Request{}, Row{}, fmt.Errorf("approvals: create: details of %s: %w", r.Tool, err)
+		}
+	} else {
+		r.Details = nil
+	}
 	row := Row{
-		ID: r.ID, Label: r.Label, Tool: r.Tool, Arguments: string(args), Fingerprint: r.Fingerprint,
+		ID: r.ID, Label: r.Label, Tool: r.Tool, Arguments: string(args), Details: string(details), Fingerprint: r.Fingerprint,
 		Created: r.Created, Expires: r.Expires, State: string(Pending),
 	}
 	return r, row, nil
@@ -191,6 +204,11 @@ func (row Row) Request(now time.Time) (Request, error) {
 		return corrupt("arguments are not a JSON object (%v)", err)
 	}
 	r.Arguments = args
+	if row.Details != "" {
+		if r.Details, err = decodeArguments([]byte(row.Details)); err != nil {
+			return corrupt("details are not a JSON object (%v)", err)
+		}
+	}
 	if !knownState(r.State) {
 		return corrupt("unknown state %q", row.State)
 	}

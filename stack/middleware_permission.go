@@ -97,7 +97,7 @@ func (c *permissionConfig) Middleware(_ context.Context, b *Builder) (mcs.ToolMi
 		if b.approvals == nil {
 			return nil, errors.New(`ask = "queue", but the stack has no approval store`)
 		}
-		return permission.New(nil, append(slices.Clip(c.opts), permission.WithApprovals(b.approvals, b.approvalTTL))...), nil
+		return permission.New(nil, append(slices.Clip(c.opts), permission.WithApprovals(b.approvals, b.approvalTTL), permission.WithDescriber(b.describe))...), nil
 	}
 	if c.ask {
 		consent = b.Host().Consent
@@ -105,7 +105,6 @@ func (c *permissionConfig) Middleware(_ context.Context, b *Builder) (mcs.ToolMi
 			return nil, errors.New("ask = true, but the program gives no way to ask (Host.Consent is nil); set Host.Consent or use allow and deny rules only")
 		}
 		b.consent = consent
-		consent = b.describedConsent(consent)
 	}
-	return permission.New(consent, c.opts...), nil
+	return permission.New(consent, append(slices.Clip(c.opts), permission.WithDescriber(b.describe))...), nil
 }

@@ -51,6 +51,7 @@ CREATE TABLE IF NOT EXISTS mcs_approvals (
 	decided_reason text NOT NULL DEFAULT '',
 	decided_at     timestamptz
 );
+ALTER TABLE mcs_approvals ADD COLUMN IF NOT EXISTS details text NOT NULL DEFAULT '';
 CREATE INDEX IF NOT EXISTS mcs_approvals_claim ON mcs_approvals (fingerprint, state, created);
 CREATE INDEX IF NOT EXISTS mcs_approvals_created ON mcs_approvals (created);
 CREATE TABLE IF NOT EXISTS mcs_approval_events (
@@ -126,7 +127,7 @@ func (s *store) migrate(ctx context.Context) error {
 func scan(sc pgx.Row) (approvals.Row, error) {
 	var row approvals.Row
 	var at *time.Time
-	err := sc.Scan(&row.ID, &row.Label, &row.Tool, &row.Arguments, &row.Fingerprint, &row.Created, &row.Expires, &row.State, &row.Decided, &row.Approve, &row.By, &row.Reason, &at)
+	err := sc.Scan(&row.ID, &row.Label, &row.Tool, &row.Arguments, &row.Fingerprint, &row.Created, &row.Expires, &row.State, &row.Decided, &row.Approve, &row.By, &row.Reason, &at, &row.Details)
 	if at != nil {
 		row.At = *at
 	}
@@ -138,8 +139,8 @@ func (s *store) Create(ctx context.Context, r approvals.Request) (approvals.Requ
 	if err != nil {
 		return approvals.Request{}, err
 	}
-	_, err = s.pool.Exec(ctx, `INSERT INTO mcs_approvals (id, label, tool, arguments, fingerprint, created, expires, state) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-		row.ID, row.Label, row.Tool, row.Arguments, row.Fingerprint, row.Created, row.Expires, row.State)
+	_, err = s.pool.Exec(ctx, `INSERT INTO mcs_approvals (id, label, tool, arguments, fingerprint, created, expires, state, details) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+		row.ID, row.Label, row.Tool, row.Arguments, row.Fingerprint, row.Created, row.Expires, row.State, row.Details)
 	if err != nil {
 		return approvals.Request{}, fmt.Errorf("approvals: create: %w", err)
 	}

@@ -36,8 +36,8 @@ func openURL(_ context.Context, u string, opts ...approvals.Option) (approvals.S
 const busyTimeout = sqlitedb.DefaultBusyTimeout
 
 // schemaVersion is the schema version kept in PRAGMA user_version.
-// Version 2 added the journal of decisions (mcs_approval_events) and the
-// delivery marks of audit trails (mcs_approval_sinks).
+// Version 2 added the journal of decisions (mcs_approval_events), the
+// delivery marks of audit trails (mcs_approval_sinks) and the column details.
 const schemaVersion = 2
 
 const schema = `
@@ -54,7 +54,8 @@ CREATE TABLE IF NOT EXISTS mcs_approvals (
 	approve        INTEGER NOT NULL DEFAULT 0,
 	decided_by     TEXT NOT NULL DEFAULT '',
 	decided_reason TEXT NOT NULL DEFAULT '',
-	decided_at     INTEGER NOT NULL DEFAULT 0
+	decided_at     INTEGER NOT NULL DEFAULT 0,
+	details        TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS mcs_approvals_claim ON mcs_approvals (fingerprint, state, created);
 CREATE INDEX IF NOT EXISTS mcs_approvals_created ON mcs_approvals (created);
@@ -136,6 +137,12 @@ func (s *store) migrate() error {
 	if _, err := tx.ExecContext(ctx, schema); err != nil {
 		return s.wrapOpen(err)
 	}
+	if version == 1 {
+		// The table of version 1 exists without the column details.
+		if _, err := tx.ExecContext(ctx, `ALTER TABLE mcs_approvals ADD COLUMN details TEXT NOT NULL DEFAULT ''`); err != nil {
+			return s.wrapOpen(err)
+		}
+	}
 	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, schemaVersion)); err != nil {
 		return s.wrapOpen(err)
 	}
@@ -170,7 +177,7 @@ func scan(sc scanner) (approvals.Row, error) {
 	var row approvals.Row
 	var created, expires, at int64
 	var decided, approve int64
-	err := sc.Scan(&row.ID, &row.Label, &row.Tool, &row.Arguments, &row.Fingerprint, &created, &expires, &row.State, &decided, &approve, &row.By, &row.Reason, &at)
+	err := sc.Scan(&row.ID, &row.Label, &row.Tool, &row.Arguments, &row.Fingerprint, &created, &expires, &row.State, &decided, &approve, &row.By, &row.Reason, &at, &row.Details)
 	row.Created, row.Expires, row.At = fromMicros(created), fromMicros(expires), fromMicros(at)
 	row.Decided, row.Approve = decided != 0, approve != 0
 	return row, err
@@ -181,8 +188,8 @@ func (s *store) Create(ctx context.Context, r approvals.Request) (approvals.Requ
 	if err != nil {
 		return approvals.Request{}, err
 	}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO mcs_approvals (id, label, tool, arguments, fingerprint, created, expires, state) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)`,
-		row.ID, row.Label, row.Tool, row.Arguments, row.Fingerprint, micros(row.Created), micros(row.Expires), row.State)
+	_, err = s.db.ExecContext(ctx, `INSERT INTO mcs_approvals (id, label, tool, arguments, fingerprint, created, expires, state, details) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)`,
+		row.ID, row.Label, row.Tool, row.Arguments, row.Fingerprint, micros(row.Created), micros(row.Expires), row.State, row.Details)
 	if err != nil {
 		return approvals.Request{}, s.wrap("create", err)
 	}

@@ -123,7 +123,8 @@ func newApprovalsShow(a *app) *cobra.Command {
 		Use:   "show ID [--json]",
 		Short: "Show one approval request",
 		Long: `show prints one approval request: its state, the driver and tool, the arguments as
-the model wrote them, when it was made and expires, and the decision.`,
+the model wrote them, the details the driver adds (the whole draft of a mail
+driver's send_draft), when it was made and expires, and the decision.`,
 		Example: `  mcs approvals show q3v6dnf3pjz5nbxwc4ckaumvxe`,
 		Args:    usageArgs(cobra.ExactArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -156,6 +157,10 @@ the model wrote them, when it was made and expires, and the decision.`,
 			}
 			fmt.Fprintln(a.stdout, "arguments:")
 			fmt.Fprintln(a.stdout, formatResult(r.Arguments))
+			if len(r.Details) > 0 {
+				fmt.Fprintln(a.stdout, "details (what the call does, from the driver):")
+				fmt.Fprintln(a.stdout, formatResult(r.Details))
+			}
 			return nil
 		},
 	}
@@ -349,6 +354,7 @@ type requestJSON struct {
 	Label       string          `json:"label,omitempty"`
 	Tool        string          `json:"tool"`
 	Arguments   map[string]any  `json:"arguments"`
+	Details     map[string]any  `json:"details,omitempty"`
 	Created     time.Time       `json:"created"`
 	Expires     time.Time       `json:"expires"`
 	Decision    *decisionJSON   `json:"decision,omitempty"`
@@ -363,7 +369,7 @@ type decisionJSON struct {
 }
 
 func requestToJSON(r approvals.Request) requestJSON {
-	out := requestJSON{ID: r.ID, State: r.State, Label: r.Label, Tool: r.Tool, Arguments: r.Arguments,
+	out := requestJSON{ID: r.ID, State: r.State, Label: r.Label, Tool: r.Tool, Arguments: r.Arguments, Details: r.Details,
 		Created: r.Created, Expires: r.Expires, Fingerprint: r.Fingerprint}
 	if out.Arguments == nil {
 		out.Arguments = map[string]any{}

@@ -209,7 +209,7 @@ func (m *Middleware) settle(ctx context.Context, name string, args map[string]an
 		return approvalDenied(name, *denied), "", nil
 	}
 	r, err := m.store.Create(ctx, approvals.Request{
-		Label: label, Tool: name, Arguments: args, Fingerprint: fp,
+		Label: label, Tool: name, Arguments: args, Details: m.details(ctx, name, args), Fingerprint: fp,
 		Created: now, Expires: now.Add(m.ttl),
 	})
 	if err != nil {

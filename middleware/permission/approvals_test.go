@@ -654,3 +654,52 @@ func TestApprovalsAudit(t *testing.T) {
 		t.Errorf("audit lines (-want +got):\n%s", diff)
 	}
 }
+
+// TestDescriberDetails: the consent handler sees the details beside the
+// arguments, an approval request keeps them, and neither the tool nor the
+// fingerprint sees them.
+func TestDescriberDetails(t *testing.T) {
+	describe := func(_ context.Context, name string, args map[string]any) map[string]any {
+		if name != "delete_file" {
+			return nil
+		}
+		return map[string]any{"would_delete": "/srv/" + args["path"].(string), "path": "a detail never replaces an argument"}
+	}
+	ctx := context.Background()
+	args := map[string]any{"path": "a.txt"}
+
+	var seen map[string]any
+	drv := &defDriver{}
+	d := mcs.NewBaseDriver(drv, mcs.WithMiddleware(permission.New(func(_ context.Context, _ string, view map[string]any) (bool, error) {
+		seen = view
+		return true, nil
+	}, permission.WithDescriber(describe), permission.WithDescriber(nil))))
+	if _, err := d.ExecuteTool(ctx, "delete_file", args); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]any{"path": "a.txt", "would_delete": "/srv/a.txt"}, seen); diff != "" {
+		t.Errorf("the consent handler saw (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]any{"path": "a.txt"}, args); diff != "" {
+		t.Errorf("the arguments changed (-want +got):\n%s", diff)
+	}
+
+	store := approvals.NewMemoryStore()
+	q := mcs.NewBaseDriver(&defDriver{}, mcs.WithMiddleware(permission.New(nil, permission.WithApprovals(store, time.Hour), permission.WithDescriber(describe))))
+	res, err := q.ExecuteTool(ctx, "delete_file", args)
+	_, id := outcomeOf(res, err)
+	r := mustGet(t, store, id)
+	if diff := cmp.Diff(map[string]any{"would_delete": "/srv/a.txt"}, r.Details); diff != "" {
+		t.Errorf("request Details (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(args, r.Arguments); diff != "" {
+		t.Errorf("request Arguments (-want +got):\n%s", diff)
+	}
+	plainStore := approvals.NewMemoryStore()
+	plain := mcs.NewBaseDriver(&defDriver{}, mcs.WithMiddleware(permission.New(nil, permission.WithApprovals(plainStore, time.Hour))))
+	res, err = plain.ExecuteTool(ctx, "delete_file", args)
+	_, other := outcomeOf(res, err)
+	if fp := mustGet(t, plainStore, other).Fingerprint; fp != r.Fingerprint {
+		t.Errorf("the details changed the fingerprint: %s with them, %s without", r.Fingerprint, fp)
+	}
+}

@@ -500,6 +500,8 @@ type config struct {
 	timeout time.Duration
 	store   approvals.Store // nil: no approvals
 	ttl     time.Duration
+	// describers add details to what a person sees (WithDescriber).
+	describers []Describer
 }
 
 // WithTimeout bounds the wait for a consent decision to d; a decision that does not
@@ -615,7 +617,11 @@ func (m *Middleware) OnExecuteTool(ctx context.Context, name string, args map[st
 	if f == nil {
 		return nil, &ConsentError{Tool: name, Reason: ReasonNoHandler}
 	}
-	allowed, err := m.ask(ctx, *f, name, args)
+	view := args
+	if len(m.describers) > 0 {
+		view = described(args, m.details(ctx, name, args))
+	}
+	allowed, err := m.ask(ctx, *f, name, view)
 	if err != nil {
 		return nil, err
 	}

@@ -13,7 +13,7 @@ import (
 
 // Columns are the columns of the table mcs_approvals, in the order the stores
 // select and scan them.
-const Columns = `id, label, tool, arguments, fingerprint, created, expires, state, decided, approve, decided_by, decided_reason, decided_at`
+const Columns = `id, label, tool, arguments, fingerprint, created, expires, state, decided, approve, decided_by, decided_reason, decided_at, details`
 
 // EventColumns are the columns of the table mcs_approval_events (the journal
 // of decisions), in the order the stores select and scan them.
