@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"slices"
 	"sort"
@@ -217,6 +218,12 @@ type Host struct {
 	// HTTPClient sends the requests of REST drivers and fetches their specs; nil
 	// means http.DefaultClient.
 	HTTPClient *http.Client
+	// Audit, when set, receives a second audit trail from the stack's hooks
+	// middleware: the records of [hooks.SlogAudit], redacted as the stack's
+	// audit log is ([middleware.hooks] redact_keys, max_value_len), also when
+	// audit_log is not set. A program shows them (a web console, live). A stack
+	// without the hooks middleware logs nothing to it.
+	Audit *slog.Logger
 }
 
 // Builder is what a [DriverConfig] or [MiddlewareConfig] gets while
