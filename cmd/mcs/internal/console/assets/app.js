@@ -67,8 +67,13 @@
       box.appendChild(d);
     });
   }
+  var lastApprovals = "";
   function refreshApprovals() {
     return fetch("/api/approvals", { credentials: "same-origin" }).then(function (r) { return r.json(); }).then(function (a) {
+      // Redraw only on a change, so that a reason being typed is kept.
+      var key = JSON.stringify(a);
+      if (key === lastApprovals) return;
+      lastApprovals = key;
       renderConsent(page === "approvals" ? [] : a.consent);
       if (page === "approvals") renderApprovals(a);
     }).catch(function () { });
