@@ -70,14 +70,19 @@ func browser(tb testing.TB) context.Context {
 type urlWriter struct {
 	once sync.Once
 	url  chan string
-	at   chan time.Time
+	at   chan time.Time // when the URL was printed; nil: not wanted
 }
 
 var consoleURL = regexp.MustCompile(`http://\S+`)
 
 func (w *urlWriter) Write(p []byte) (int, error) {
 	if u := consoleURL.Find(p); u != nil {
-		w.once.Do(func() { w.at <- time.Now(); w.url <- string(u) })
+		w.once.Do(func() {
+			if w.at != nil {
+				w.at <- time.Now()
+			}
+			w.url <- string(u)
+		})
 	}
 	return len(p), nil
 }
@@ -104,6 +109,12 @@ func (b *lockedBuffer) String() string {
 func startUI(tb testing.TB, args ...string) (string, time.Time, *lockedBuffer) {
 	tb.Helper()
 	tb.Chdir(tb.TempDir())
+	return startUIHere(tb, args...)
+}
+
+// startUIHere runs mcs ui in the current directory.
+func startUIHere(tb testing.TB, args ...string) (string, time.Time, *lockedBuffer) {
+	tb.Helper()
 	tb.Setenv("MCS_TOKEN_PETS", demo.APIKey)
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &urlWriter{url: make(chan string, 1), at: make(chan time.Time, 1)}
