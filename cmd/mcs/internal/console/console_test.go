@@ -344,3 +344,30 @@ func TestAllowedHosts(t *testing.T) {
 		}
 	}
 }
+
+// A page that shows no audit asks for no backlog; it still gets what comes.
+func TestEventsWithoutBacklog(t *testing.T) {
+	tc, _ := fakeConsole(t)
+	tc.srv.AuditLogger().Info("tool call", "tool", "old")
+	req, _ := http.NewRequest(http.MethodGet, tc.ts.URL+"/events?backlog=0", nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	resp, err := tc.c.Do(req.WithContext(ctx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Scan() // retry:
+	sc.Scan() // blank: the stream is open, the backlog (none) sent
+	tc.srv.AuditLogger().Info("tool call", "tool", "new")
+	for sc.Scan() {
+		if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			if !strings.Contains(data, `"new"`) {
+				t.Errorf("first record %s; want the new one only", data)
+			}
+			return
+		}
+	}
+	t.Fatal("the stream ended")
+}

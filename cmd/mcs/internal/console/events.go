@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -104,7 +105,7 @@ var keepAlive = 15 * time.Second
 
 // events serves the event stream: the audit records (replayed after the
 // Last-Event-ID the browser sends when it reconnects, or all kept on a first
-// connection), and "approvals" and "auth" notifications. It ends when the
+// connection unless the query says backlog=0), and "approvals" and "auth" notifications. It ends when the
 // client goes, or the server closes.
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	fl, ok := w.(http.Flusher)
@@ -113,10 +114,11 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var last int64
-	if v := r.Header.Get("Last-Event-ID"); v != "" {
+	switch v := r.Header.Get("Last-Event-ID"); {
+	case v != "":
 		last, _ = strconv.ParseInt(v, 10, 64)
-	} else if v := r.URL.Query().Get("after"); v != "" {
-		last, _ = strconv.ParseInt(v, 10, 64)
+	case r.URL.Query().Get("backlog") == "0":
+		last = math.MaxInt64 // a page that shows no audit wants none of the past
 	}
 	c, backlog := s.hub.subscribe(last)
 	defer s.hub.unsubscribe(c)

@@ -35,7 +35,7 @@
   function on(name, f) { (handlers[name] = handlers[name] || []).push(f); }
   function connect() {
     var live = document.getElementById("live");
-    var es = new EventSource("/events");
+    var es = new EventSource(page === "audit" ? "/events" : "/events?backlog=0");
     es.onopen = function () {
       live.className = "live up"; live.title = "live";
       (handlers.open || []).forEach(function (f) { f(); });
