@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -18,53 +17,14 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/mcs-go/mcs/cmd/mcs/internal/browsertest"
 	"github.com/mcs-go/mcs/cmd/mcs/internal/demo"
 )
 
 var updateScreenshots = flag.Bool("update-screenshots", false, "write a PNG screenshot of each page of mcs ui to docs/console/")
 
-// chromiumPath is the browser the console's browser tests drive.
-func chromiumPath(tb testing.TB) string {
-	tb.Helper()
-	for _, p := range []string{os.Getenv("MCS_CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-browser"} {
-		if p != "" {
-			if _, err := os.Stat(p); err == nil {
-				return p
-			}
-		}
-	}
-	if p, err := exec.LookPath("chromium"); err == nil {
-		return p
-	}
-	tb.Skip("chromium is not installed (apt-get install chromium, or set MCS_CHROMIUM): the browser test of mcs ui cannot run")
-	return ""
-}
-
-// browser starts a headless chromium with a fresh profile; the returned
-// context is its first tab.
-func browser(tb testing.TB) context.Context {
-	tb.Helper()
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromiumPath(tb)),
-		chromedp.Flag("headless", true),
-		chromedp.NoSandbox,
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(tb.TempDir()),
-		chromedp.WindowSize(1280, 900),
-	}
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(actx)
-	tb.Cleanup(func() { cancel(); cancelA() })
-	if err := chromedp.Do(ctx); err != nil { // starts the browser
-		tb.Fatalf("start chromium: %v", err)
-	}
-	return ctx
-}
+// browser starts a headless chromium; the returned context is its first tab.
+func browser(tb testing.TB) context.Context { return browsertest.Start(tb) }
 
 // urlWriter is the stdout of mcs ui: it hands over the URL it prints.
 type urlWriter struct {
@@ -163,11 +123,9 @@ var repoDir = func() string { d, _ := os.Getwd(); return filepath.Join(d, "..", 
 
 func repoRoot(*testing.T) string { return repoDir }
 
-// within bounds one browser step; the browser test must not hang.
+// within bounds browser steps; the browser test must not hang.
 func within(ctx context.Context, steps ...chromedp.Action[chromedp.Void]) error {
-	c, cancel := context.WithTimeout(ctx, 20*time.Second)
-	defer cancel()
-	return chromedp.Do(c, steps...)
+	return browsertest.Within(ctx, steps...)
 }
 
 func text(ctx context.Context, sel string) string {
@@ -179,13 +137,7 @@ func text(ctx context.Context, sel string) string {
 
 func eval[T any](t *testing.T, ctx context.Context, expr string) T {
 	t.Helper()
-	c, cancel := context.WithTimeout(ctx, 20*time.Second)
-	defer cancel()
-	v, err := chromedp.Run(c, chromedp.Evaluate[T](expr))
-	if err != nil {
-		t.Fatalf("evaluate %s: %v", expr, err)
-	}
-	return v
+	return browsertest.Eval[T](t, ctx, expr)
 }
 
 // TestUIInBrowser drives mcs ui on the demo in chromium: search a tool, fill
