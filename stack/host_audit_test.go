@@ -28,7 +28,7 @@ func TestHostAuditGetsTheRecords(t *testing.T) {
 		{"no hooks", "[middleware]\norder = []\n", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			file := "[[driver]]\nlabel = \"d\"\ntype = \"csv\"\nroot = " + quote(dir) + "\n" + tc.middleware
+			file := "[[driver]]\nlabel = \"d\"\ntype = \"csv\"\nroot = " + auditTestQuote(dir) + "\n" + tc.middleware
 			st, err := Parse(filepath.Join(dir, "s.toml"), []byte(file))
 			if err != nil {
 				t.Fatal(err)
@@ -56,4 +56,4 @@ func TestHostAuditGetsTheRecords(t *testing.T) {
 	}
 }
 
-func quote(s string) string { return "'" + s + "'" }
+func auditTestQuote(s string) string { return "'" + s + "'" }
