@@ -100,6 +100,14 @@ func TestTokenExchange(t *testing.T) {
 	if len(cs) != 1 || !cs[0].HttpOnly || cs[0].SameSite != http.SameSiteStrictMode || cs[0].Value == tc.srv.Token() {
 		t.Fatalf("cookie %+v; want one HttpOnly SameSite=Strict cookie that is not the token", cs)
 	}
+	resp, err = c.Get(tc.ts.URL + "//evil.example/x?token=" + tc.srv.Token())
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusSeeOther || loc != "/" {
+		t.Errorf("token on //evil.example/x: status %d, Location %q; want a redirect to / on the console", resp.StatusCode, loc)
+	}
 	req, _ := http.NewRequest(http.MethodGet, tc.ts.URL+"/tools?token="+tc.srv.Token(), nil)
 	req.Host = "rebind.example.com"
 	resp, err = c.Do(req)

@@ -90,7 +90,11 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			http.SetCookie(w, &http.Cookie{Name: CookieName, Value: s.session(), Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
 			q := r.URL.Query()
 			q.Del(TokenParam)
-			to := url.URL{Path: r.URL.Path, RawQuery: q.Encode()}
+			path := r.URL.Path
+			if !strings.HasPrefix(path, "/") || strings.HasPrefix(path, "//") || strings.HasPrefix(path, "/\\") {
+				path = "/" // never a redirect to another host
+			}
+			to := url.URL{Path: path, RawQuery: q.Encode()}
 			http.Redirect(w, r, to.String(), http.StatusSeeOther)
 			return
 		}
