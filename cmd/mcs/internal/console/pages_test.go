@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcs-go/mcs"
 	"github.com/mcs-go/mcs/middleware/auth"
+	"github.com/mcs-go/mcs/middleware/permission"
 	"github.com/mcs-go/mcs/runner"
 	"github.com/mcs-go/mcs/runner/openai"
 	"github.com/mcs-go/mcs/stack"
@@ -146,5 +147,38 @@ func TestPromptPage(t *testing.T) {
 		if !strings.Contains(strings.ReplaceAll(page, "\n", ""), want) {
 			t.Errorf("the Prompt page lacks %q", want)
 		}
+	}
+}
+
+// A call of the chat that the stack asks about waits in the browser, as a
+// Run's does; allowed, it runs and the model answers.
+func TestChatConsent(t *testing.T) {
+	f := &fakeTools{}
+	var srv *Server
+	consent := func(ctx context.Context, name string, args map[string]any) (bool, error) {
+		return srv.Consent(ctx, name, args)
+	}
+	model := &scripted{replies: []string{`{"tool": "echo", "arguments": {"text": "hi"}}`, "done"}}
+	tc := newTestConsole(t, nil, mcs.NewBaseDriver(f, mcs.WithMiddleware(permission.New(consent))), nil, Config{Model: model})
+	srv = tc.srv
+	events, _ := srv.hub.subscribe(1 << 62)
+	done := make(chan map[string]any, 1)
+	go func() {
+		_, out := tc.post("/api/chat", map[string]any{"message": "echo hi"}, nil)
+		done <- out
+	}()
+	var id any
+	for id == nil {
+		if ev := <-events; ev.name == "approvals" {
+			if _, view := tc.getJSON("/api/approvals"); len(view["consent"].([]any)) == 1 {
+				id = view["consent"].([]any)[0].(map[string]any)["id"]
+			}
+		}
+	}
+	srv.hub.unsubscribe(events)
+	tc.post("/api/consent", map[string]any{"id": id, "approve": true}, nil)
+	out := <-done
+	if out["text"] != "done" || f.calls.Load() != 1 {
+		t.Fatalf("chat %v, %d calls; want done after one call", out, f.calls.Load())
 	}
 }
