@@ -454,8 +454,7 @@ func (s *Server) apiRunApproved(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, Outcome{Kind: "not-run", Title: "Not run", Text: "approval request " + rq.ID + " is " + string(rq.State) + ": only an approved request runs, once"})
 		return
 	}
-	name := approvals.CallName(mcs.ContextWithHiddenTools(r.Context()), td, rq)
-	res, err := td.ExecuteTool(approvals.ContextWithRun(r.Context(), rq.ID), name, rq.Arguments)
+	name, res, err := calls.RunApproval(r.Context(), td, rq)
 	s.hub.publish("approvals", nil)
 	writeJSON(w, s.outcome(name, rq.Arguments, res, err))
 }
