@@ -210,7 +210,9 @@ type promptPage struct {
 
 // promptData measures the prompt for the model of the query (budget.Measure,
 // as mcs tools --budget) and shows the system message and the native tools
-// (as mcs prompt and mcs prompt --native).
+// (as mcs prompt and mcs prompt --native) exactly as the model gets them: they
+// are the stack's tool definitions, which the redaction of values would
+// mangle (a parameter named "password" is a schema, not a secret).
 func (s *Server) promptData(r *http.Request, d mcs.Driver) any {
 	model := strings.TrimSpace(r.URL.Query().Get("model"))
 	out := promptPage{Model: model, ModelExamples: []string{"gpt-4o", "gpt-4o-mini", "claude-sonnet-4-5", "gemini-2.5-flash", "llama3.2"}}
@@ -222,13 +224,13 @@ func (s *Server) promptData(r *http.Request, d mcs.Driver) any {
 	}
 	out.Budget = b
 	if msg, err := d.SystemMessage(ctx, model); err == nil {
-		out.System = s.red.Text(msg, nil)
+		out.System = msg
 	}
 	if n, ok := d.(mcs.SupportsNativeTools); ok {
 		if ntc, err := n.NativeToolContext(ctx, model); err == nil && ntc.Tools != nil {
 			out.Native = true
-			out.NativeSystem = s.red.Text(ntc.SystemMessage, nil)
-			out.NativeTools = calls.Pretty(s.redactValue(ntc.Tools, nil))
+			out.NativeSystem = ntc.SystemMessage
+			out.NativeTools = calls.Pretty(ntc.Tools)
 		}
 	}
 	return out

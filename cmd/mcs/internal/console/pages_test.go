@@ -143,6 +143,9 @@ func TestPromptPage(t *testing.T) {
 	tc, _ := fakeConsole(t)
 	_, doc := tc.get("/prompt?model=gpt-4o")
 	page := text(doc)
+	if strings.Contains(page, "REDACTED") || !strings.Contains(page, `"api_key":{"type":"string"}`) {
+		t.Errorf("the native tools redact the schema of the parameter api_key:\n%s", page)
+	}
 	for _, want := range []string{"Tools3", "Text mode: system message", "echo", "Within the limits"} {
 		if !strings.Contains(strings.ReplaceAll(page, "\n", ""), want) {
 			t.Errorf("the Prompt page lacks %q", want)
