@@ -49,23 +49,28 @@ func decodeHooks(t *Table) MiddlewareConfig {
 }
 
 func (c *hooksConfig) Middleware(_ context.Context, b *Builder) (mcs.ToolMiddleware, error) {
+	var opts []hooks.Option
 	switch c.auditLog {
 	case "":
-		return hooks.New(), nil
 	case "-":
 		w := b.Host().Stderr
 		if w == nil {
 			w = os.Stderr
 		}
 		logger := slog.New(slog.NewTextHandler(w, nil)).With("audit", "mcs")
-		return hooks.New(hooks.WithSet(hooks.SlogAudit(logger, c.opts...))), nil
+		opts = append(opts, hooks.WithSet(hooks.SlogAudit(logger, c.opts...)))
+	default:
+		f, err := hooks.OpenAuditFile(c.auditLog, c.opts...)
+		if err != nil {
+			return nil, err
+		}
+		b.OnClose(f.Close)
+		opts = append(opts, hooks.WithSet(f.Hooks()))
 	}
-	f, err := hooks.OpenAuditFile(c.auditLog, c.opts...)
-	if err != nil {
-		return nil, err
+	if l := b.Host().Audit; l != nil {
+		opts = append(opts, hooks.WithSet(hooks.SlogAudit(l, c.opts...)))
 	}
-	b.OnClose(f.Close)
-	return hooks.New(hooks.WithSet(f.Hooks())), nil
+	return hooks.New(opts...), nil
 }
 
 // DecisionSink is the name under which [Stack.AuditDecisions] records, in an

@@ -3,8 +3,8 @@ package stack
 import (
 	"context"
 	"fmt"
-	"github.com/mcs-go/mcs/drivers/mcp"
 	"io"
+	"log/slog"
 	"net/http"
 	"slices"
 	"sort"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcs-go/mcs"
 	"github.com/mcs-go/mcs/approvals"
+	"github.com/mcs-go/mcs/drivers/mcp"
 	"github.com/mcs-go/mcs/middleware/permission"
 	"github.com/mcs-go/mcs/orchestrator"
 )
@@ -222,6 +223,12 @@ type Host struct {
 	// sampling = true (their sampling requests are shown to Consent first),
 	// such as Sampler(model); nil declines their requests.
 	Sampling mcp.SamplingFunc
+	// Audit, when set, receives a second audit trail from the stack's hooks
+	// middleware: the records of [hooks.SlogAudit], redacted as the stack's
+	// audit log is ([middleware.hooks] redact_keys, max_value_len), also when
+	// audit_log is not set. A program shows them (a web console, live). A stack
+	// without the hooks middleware logs nothing to it.
+	Audit *slog.Logger
 }
 
 // Builder is what a [DriverConfig] or [MiddlewareConfig] gets while

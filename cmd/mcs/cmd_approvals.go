@@ -15,8 +15,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/mcs-go/mcs"
 	"github.com/mcs-go/mcs/approvals"
+	"github.com/mcs-go/mcs/cmd/mcs/internal/calls"
 	"github.com/mcs-go/mcs/middleware/permission"
 	"github.com/mcs-go/mcs/stack"
 )
@@ -250,8 +250,7 @@ Exit code 1 when the request cannot run or the tool fails, as for mcs call.`,
 			if err != nil {
 				return err
 			}
-			name := approvals.CallName(mcs.ContextWithHiddenTools(ctx), td, r)
-			res, err := td.ExecuteTool(approvals.ContextWithRun(ctx, r.ID), name, r.Arguments)
+			name, res, err := calls.RunApproval(ctx, td, r)
 			var ce *permission.ConsentError
 			if errors.As(err, &ce) && ce.Reason == permission.ReasonNotApproved {
 				return failed("%s did not run: the approval %s could not be used: it was used meanwhile, or the call no longer matches it (the tool's definition changed); mcs approvals show %s tells which", name, r.ID, r.ID)

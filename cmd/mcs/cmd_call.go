@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcs-go/mcs"
+	"github.com/mcs-go/mcs/cmd/mcs/internal/calls"
 	"github.com/mcs-go/mcs/middleware/permission"
 )
 
@@ -174,33 +175,10 @@ func (a *app) report(name string, res any, err error) error {
 	return nil
 }
 
-// pendingID is the approval id of a pending result: the "id" of the Data of
-// an mcs.Signal.
-func pendingID(res any) string {
-	var sig mcs.Signal
-	switch r := res.(type) {
-	case mcs.Signal:
-		sig = r
-	case *mcs.Signal:
-		sig = *r
-	}
-	id, _ := sig.Data["id"].(string)
-	return id
-}
+// pendingID is the approval id of a pending result.
+func pendingID(res any) string { return calls.PendingID(res) }
 
-// invalidArguments is the message of a call the validation refused: a line
-// saying so, then one line per problem, each "path: what is wrong".
+// invalidArguments is the message of a call the validation refused.
 func invalidArguments(name string, problems []string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s was not run: %d problem", name, len(problems))
-	if len(problems) != 1 {
-		b.WriteByte('s')
-	}
-	b.WriteString(" with its arguments; fix them and call again:")
-	flat := strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ")
-	for _, p := range problems {
-		b.WriteString("\n  ")
-		b.WriteString(flat.Replace(p))
-	}
-	return b.String()
+	return calls.InvalidArguments(name, problems)
 }

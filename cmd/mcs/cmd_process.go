@@ -7,34 +7,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/mcs-go/mcs"
+	"github.com/mcs-go/mcs/cmd/mcs/internal/calls"
 )
 
 func init() { addCommand(newProcessCommand) }
 
 // maxReplyBytes bounds the model reply process reads.
-const maxReplyBytes = 16 << 20
-
-// responseJSON is the shape of mcs process's output.
-type responseJSON struct {
-	CallExecuted bool       `json:"call_executed"`
-	CallFailed   bool       `json:"call_failed"`
-	CallPending  bool       `json:"call_pending"`
-	RetryPrompt  string     `json:"retry_prompt,omitempty"`
-	Calls        []callJSON `json:"calls"`
-	// Unowned are the calls of the reply that no tool of the stack owns: they
-	// did not run.
-	Unowned  []callJSON       `json:"unowned"`
-	Messages []map[string]any `json:"messages"`
-}
-
-type callJSON struct {
-	ID        string         `json:"id,omitempty"`
-	Name      string         `json:"name"`
-	Arguments map[string]any `json:"arguments"`
-	Result    any            `json:"result,omitempty"`
-	Error     string         `json:"error,omitempty"`
-}
+const maxReplyBytes = calls.MaxReplyBytes
 
 func newProcessCommand(a *app) *cobra.Command {
 	return &cobra.Command{
@@ -74,29 +53,10 @@ Exit code 1 when a call failed, was denied or names no tool of the stack.`,
 			if err != nil {
 				return err
 			}
-			// A JSON object is decoded as a native message by the driver; anything
-			// else is model text.
-			resp := d.ProcessLLMResponse(c.Context(), data)
-			out := responseJSON{
-				CallExecuted: resp.CallExecuted, CallFailed: resp.CallFailed, CallPending: resp.CallPending,
-				RetryPrompt: resp.RetryPrompt, Calls: []callJSON{}, Unowned: []callJSON{}, Messages: resp.Messages,
+			out, err := calls.Process(c.Context(), d, data)
+			if err != nil {
+				return failed("%v", err)
 			}
-			if resp.Unavailable != nil {
-				return failed("the stack cannot tell which calls of the reply are its own, none ran: %v", resp.Unavailable)
-			}
-			if out.Messages == nil {
-				out.Messages = []map[string]any{}
-			}
-			denied := false
-			for _, rec := range resp.Calls {
-				cj := callJSON{ID: rec.ID, Name: rec.Name, Arguments: rec.Arguments, Result: rec.Result}
-				if rec.Err != nil {
-					cj.Error = rec.Err.Error()
-				}
-				denied = denied || mcs.CodeOf(rec.Result, rec.Err) == mcs.CodeDenied
-				out.Calls = append(out.Calls, cj)
-			}
-			out.Unowned = unowned(data, resp.Calls)
 			if err := writeJSON(a.stdout, out); err != nil {
 				return err
 			}
@@ -104,9 +64,9 @@ Exit code 1 when a call failed, was denied or names no tool of the stack.`,
 				fmt.Fprintln(a.stderr, safeText(fmt.Sprintf("mcs: the reply calls %q, which is no tool of the stack: it did not run", u.Name)))
 			}
 			switch {
-			case resp.CallFailed:
+			case out.CallFailed:
 				return failed("a call of the reply failed")
-			case denied:
+			case out.Denied:
 				return failed("a call of the reply was denied")
 			case len(out.Unowned) > 0:
 				return failed("%d call(s) of the reply name no tool of the stack; run mcs tools to list them", len(out.Unowned))
@@ -114,32 +74,4 @@ Exit code 1 when a call failed, was denied or names no tool of the stack.`,
 			return nil
 		},
 	}
-}
-
-// unowned returns the calls of reply that no record of owned answers: each call
-// found in the reply ([mcs.ExtractCalls]) is matched with the first unused record
-// of the same name and call id, as a runner matches them.
-func unowned(reply []byte, owned []mcs.CallRecord) []callJSON {
-	_, found := mcs.ExtractCalls(reply)
-	used := make([]bool, len(owned))
-	out := []callJSON{}
-	for _, c := range found {
-		j := -1
-		for k, rec := range owned {
-			if !used[k] && rec.Name == c.Name && rec.ID == c.ID {
-				j = k
-				break
-			}
-		}
-		if j >= 0 {
-			used[j] = true
-			continue
-		}
-		cj := callJSON{ID: c.ID, Name: c.Name, Arguments: c.Arguments}
-		if c.Err != nil {
-			cj.Error = c.Err.Error()
-		}
-		out = append(out, cj)
-	}
-	return out
 }

@@ -14,6 +14,7 @@
 //	mcs serve-mcp [--http ADDR]  serve the stack's tools to MCP clients
 //	mcs approvals list|show|approve|deny|run   the calls that wait for approval
 //	mcs auth login|status|logout              sign in to the services the drivers use
+//	mcs ui [--addr ADDR]         a web console for the stack
 //
 // Exit codes: 0 success, 1 a tool failed or was denied (health: WARNING or
 // UNKNOWN), 2 a usage or stack error (health: ERROR), 3 the call waits for

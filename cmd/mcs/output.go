@@ -1,43 +1,20 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mcs-go/mcs/cmd/mcs/internal/calls"
 )
 
 // writeJSON writes v as indented JSON and a newline.
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
-}
+func writeJSON(w io.Writer, v any) error { return calls.WriteJSON(w, v) }
 
 // formatResult renders a tool result for people: JSON (also a string that holds
 // JSON) pretty-printed, other text as it is, safe for a terminal (see safeText).
-func formatResult(v any) string { return safeText(rawResult(v)) }
-
-func rawResult(v any) string {
-	if s, ok := v.(string); ok {
-		t := strings.TrimSpace(s)
-		if (strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[")) && json.Valid([]byte(t)) {
-			var buf bytes.Buffer
-			if json.Indent(&buf, []byte(t), "", "  ") == nil {
-				return buf.String()
-			}
-		}
-		return strings.TrimRight(s, "\n")
-	}
-	var buf bytes.Buffer
-	if err := writeJSON(&buf, v); err != nil {
-		return fmt.Sprint(v)
-	}
-	return strings.TrimRight(buf.String(), "\n")
-}
+func formatResult(v any) string { return safeText(calls.Pretty(v)) }
 
 // safeText makes text from a driver (tool names and descriptions from a spec,
 // results from an API, model replies) safe to print on a terminal: control
