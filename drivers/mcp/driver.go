@@ -366,6 +366,12 @@ func (d *ToolDriver) callError(ctx context.Context, s *session, name string, err
 	}
 	var rpc *jsonrpc.Error
 	if errors.As(err, &rpc) {
+		if rpc.Code == jsonrpc.CodeInvalidParams {
+			// The server refused the arguments (JSON-RPC "invalid params"): the
+			// model can correct them, as for any other *mcs.ArgumentsError.
+			return fmt.Errorf("MCP server %s rejected the arguments of %q: %w", d.server, name,
+				&mcs.ArgumentsError{Tool: name, Problems: []string{oneLine(rpc.Message)}})
+		}
 		return fmt.Errorf("MCP server %s rejected the call to %q: %s (code %d)", d.server, name, oneLine(rpc.Message), rpc.Code)
 	}
 	s.markBroken(err)
