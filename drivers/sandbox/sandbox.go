@@ -79,7 +79,8 @@ type Config struct {
 	// means DefaultMaxProcesses.
 	MaxProcesses int
 	// MaxDiskBytes bounds how much a command may add to the file system that
-	// holds the workspace, in bytes; zero means DefaultMaxDiskBytes. The
+	// holds the workspace, in bytes; zero means DefaultMaxDiskBytes, and it must
+	// be at least 1 MiB. The
 	// workspace is a directory of the host, so neither the private /tmp nor
 	// RLIMIT_FSIZE (which caps each file, not their number) keeps a command from
 	// filling the host's disk. While a command runs, a watchdog reads the free
@@ -98,7 +99,8 @@ type Config struct {
 	// content longer than MaxDiskBytes, or that would leave less than the floor
 	// free. The file-system quotas and a size-limited copy of the workspace were
 	// weighed and not chosen: quotas need tools and mount options most hosts do
-	// not have, and a copy would change what a command sees of the workspace.
+	// not have, bubblewrap 0.8 has no overlay mounts, and a copy would change
+	// what a command sees of the workspace. See docs/sandbox.md.
 	MaxDiskBytes int64
 	// Env is the environment of a command, beside PATH, HOME (/workspace) and
 	// LANG (C.UTF-8), which it may override. Nothing of the host's environment
