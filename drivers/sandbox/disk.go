@@ -89,7 +89,7 @@ func (w *diskWatch) loop() {
 			return
 		case <-t.C:
 		}
-		used, over := w.check()
+		used, over := w.check(false)
 		if over {
 			close(w.abort)
 			return
@@ -106,11 +106,15 @@ func (w *diskWatch) interval(used int64) time.Duration {
 	return min(max(d, minDiskPoll), maxDiskPoll)
 }
 
-// check reads the free space once and records the fall.
-func (w *diskWatch) check() (used int64, over bool) {
+// check reads the free space once and records the fall. A reading that
+// fails stops the command, unless it is the last, after the command.
+func (w *diskWatch) check(last bool) (used int64, over bool) {
 	free, _, err := diskSpace(w.dir)
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if err != nil && last {
+		return w.used, w.exceeded
+	}
 	if err != nil {
 		// The file system went away or cannot be read: the bound cannot be
 		// kept, so the command is stopped.
@@ -127,20 +131,26 @@ func (w *diskWatch) check() (used int64, over bool) {
 func (w *diskWatch) finish() (exceeded bool, notice string) {
 	close(w.stop)
 	<-w.done
-	w.check()
+	w.check(true)
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	stopped := "and was stopped with all its processes"
+	select {
+	case <-w.abort:
+	default:
+		stopped = "before it ended" // between two readings
+	}
 	switch {
 	case !w.exceeded:
 		return false, ""
 	case w.err != nil:
 		return true, fmt.Sprintf("the free space of the workspace's file system could not be read (%v), so the command was stopped", w.err)
 	case w.byFloor:
-		return true, fmt.Sprintf("the workspace's file system is nearly full: the command used %s, more than the %s that could be written while leaving %s free, and was stopped with all its processes; delete files to make room",
-			byteSize(w.used), byteSize(w.budget), byteSize(w.free0-w.budget))
+		return true, fmt.Sprintf("the workspace's file system is nearly full: the command used %s, more than the %s that could be written while leaving %s free, %s; delete files to make room",
+			byteSize(w.used), byteSize(w.budget), byteSize(w.free0-w.budget), stopped)
 	}
-	return true, fmt.Sprintf("the command added %s to the workspace's file system, more than the limit of %s, and was stopped with all its processes; delete files it wrote that are not needed, or write less",
-		byteSize(w.used), byteSize(w.limit))
+	return true, fmt.Sprintf("the command added %s to the workspace's file system, more than the limit of %s, %s; delete files it wrote that are not needed, or write less",
+		byteSize(w.used), byteSize(w.limit), stopped)
 }
 
 // byteSize formats n bytes for a notice.

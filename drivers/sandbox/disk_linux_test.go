@@ -132,6 +132,22 @@ func TestDiskFloor(t *testing.T) {
 	if !r.DiskLimitExceeded || r.TimedOut || !strings.Contains(r.Notice, "nearly full") || !strings.Contains(r.Notice, "leaving 1 GiB free") {
 		t.Errorf("result = %+v, want stopped at the floor", r)
 	}
+	// A command that ends between two readings, having written too much, is
+	// reported too.
+	var fast atomic.Int64
+	restore := sandbox.SetDiskSpace(func(string) (int64, int64, error) {
+		if fast.Add(1) == 1 {
+			return 100 << 30, 200 << 30, nil
+		}
+		return 98 << 30, 200 << 30, nil
+	})
+	r = run(t, td, "true", nil)
+	restore()
+	ended := r.ExitCode == 0 && strings.Contains(r.Notice, "more than the limit of 1 GiB, before it ended")
+	stopped := r.ExitCode == -1 && strings.Contains(r.Notice, "more than the limit of 1 GiB, and was stopped") // on a slow machine
+	if !r.DiskLimitExceeded || !(ended || stopped) {
+		t.Errorf("result = %+v, want a command over the budget reported", r)
+	}
 	// A file system that cannot be read, after the first reading, stops the
 	// command too.
 	var failing atomic.Int64

@@ -53,9 +53,9 @@ func (d *ToolDriver) addTools() {
 	}
 	tools.Add(d.toolTable, "run_command",
 		fmt.Sprintf("Run a shell command in an isolated sandbox, in /workspace, the only directory that is kept and writable besides a private /tmp. %s "+
-			"It is killed with all its processes after %v (timeout_seconds may ask for up to %v). "+
-			"Returns exit_code, stdout and stderr (each cut to %d bytes, keeping the start and the end), timed_out and truncated.",
-			net, d.cfg.Timeout, d.cfg.MaxTimeout, d.cfg.MaxOutputBytes),
+			"It is killed with all its processes after %v (timeout_seconds may ask for up to %v), or once it has added more than %s to the disk. "+
+			"Returns exit_code, stdout and stderr (each cut to %d bytes, keeping the start and the end), timed_out and truncated, and disk_limit_exceeded when it wrote too much.",
+			net, d.cfg.Timeout, d.cfg.MaxTimeout, byteSize(d.cfg.MaxDiskBytes), d.cfg.MaxOutputBytes),
 		d.runCommand, tools.WithTitle("Run a command"),
 		tools.WithAnnotations(mcs.ToolAnnotations{Destructive: true, OpenWorld: d.cfg.Network}))
 	tools.Add(d.toolTable, "write_file",
