@@ -12,7 +12,7 @@ import (
 func init() {
 	RegisterDriverType(DriverType{
 		Name:    "sandbox",
-		Summary: "shell commands in an isolated sandbox, files of its workspace (workspace, backend, network, timeout, max_timeout, max_output_bytes, memory, cpu, max_processes, env, image)",
+		Summary: "shell commands in an isolated sandbox, files of its workspace (workspace, backend, network, timeout, max_timeout, max_output_bytes, memory, cpu, max_processes, max_disk, env, image)",
 		Decode:  decodeSandbox,
 	})
 }
@@ -32,6 +32,7 @@ type sandboxDriver struct{ cfg sandbox.Config }
 //	memory = 536870912          # address space per process, bytes
 //	cpu = "60s"
 //	max_processes = 64
+//	max_disk = 1073741824       # bytes a command may add to the workspace's file system
 //	env = {GOFLAGS = "-mod=vendor"}
 //	image = "debian:stable"     # docker only
 func decodeSandbox(t *Table, _ string) DriverConfig {
@@ -53,6 +54,7 @@ func decodeSandbox(t *Table, _ string) DriverConfig {
 	d.cfg.Memory = t.Int("memory", 16<<20, 1<<40)
 	d.cfg.CPU = t.Duration("cpu")
 	d.cfg.MaxProcesses = int(t.Int("max_processes", 2, 1<<20))
+	d.cfg.MaxDiskBytes = t.Int("max_disk", 1<<20, 1<<50)
 	d.cfg.Env = t.StringMap("env")
 	d.cfg.Image = t.String("image")
 	if d.cfg.Image != "" && d.cfg.Backend != "docker" {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -25,12 +26,13 @@ func TestSandboxParseErrors(t *testing.T) {
 		},
 		{
 			name: "bad values",
-			file: "[[driver]]\nlabel = \"sh\"\ntype = \"sandbox\"\nworkspace = \"w\"\nbackend = \"chroot\"\nmemory = 10\nimage = \"debian\"\ntimeout = \"soon\"\n",
+			file: "[[driver]]\nlabel = \"sh\"\ntype = \"sandbox\"\nworkspace = \"w\"\nbackend = \"chroot\"\nmemory = 10\nimage = \"debian\"\ntimeout = \"soon\"\nmax_disk = 1000\n",
 			want: []string{
 				`s.toml:5: [[driver]] "sh", key "backend": is "chroot"; use "bwrap" (the default), "runsc" or "docker"`,
 				`s.toml:6: [[driver]] "sh", key "memory": is 10; use a value from 16777216 to 1099511627776`,
 				`s.toml:7: [[driver]] "sh", key "image": is for the docker backend only; set backend = "docker" or remove image`,
 				`s.toml:8: [[driver]] "sh", key "timeout": "soon" is not a duration; write one such as "30s" or "2m"`,
+				`s.toml:9: [[driver]] "sh", key "max_disk": is 1000; use a value from 1048576 to 1125899906842624`,
 			},
 		},
 	}
@@ -69,7 +71,7 @@ func TestSandboxBuild(t *testing.T) {
 		}
 	}
 	path := filepath.Join(dir, "stack.toml")
-	file := "[[driver]]\nlabel = \"sh\"\ntype = \"sandbox\"\nworkspace = \"work\"\ntimeout = \"10s\"\nenv = {GREETING = \"hello\"}\n"
+	file := "[[driver]]\nlabel = \"sh\"\ntype = \"sandbox\"\nworkspace = \"work\"\ntimeout = \"10s\"\nmax_disk = 2097152\nenv = {GREETING = \"hello\"}\n"
 	if err := os.WriteFile(path, []byte(file), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -93,6 +95,11 @@ func TestSandboxBuild(t *testing.T) {
 	b, _ := json.Marshal(res)
 	if got := string(b); got != `{"exit_code":0,"stdout":"hello\n","stderr":"","timed_out":false,"truncated":false}` {
 		t.Errorf("run_command = %s", got)
+	}
+	// max_disk reaches the driver: write_file refuses more.
+	_, err = td.ExecuteTool(context.Background(), "write_file", map[string]any{"path": "big", "content": strings.Repeat("x", 2<<20+1)})
+	if err == nil || !strings.Contains(err.Error(), "more than the 2.0 MiB a call may add") {
+		t.Errorf("write_file over max_disk: %v", err)
 	}
 }
 

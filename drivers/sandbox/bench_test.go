@@ -2,6 +2,7 @@ package sandbox_test
 
 import (
 	"slices"
+	"syscall"
 	"testing"
 	"time"
 
@@ -46,4 +47,46 @@ func reportPercentiles(b *testing.B, times []time.Duration) {
 	slices.Sort(times)
 	b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(times[(len(times)*99)/100].Microseconds())/1000, "p99-ms")
+}
+
+// BenchmarkDiskWatchdog is what the disk watchdog adds to every command: one
+// reading of the free space, its goroutine and timer, stopping them and a
+// last reading. Compare with BenchmarkRunTrue.
+func BenchmarkDiskWatchdog(b *testing.B) {
+	dir := b.TempDir()
+	b.ReportAllocs()
+	for b.Loop() {
+		finish, err := sandbox.WatchDisk(dir, sandbox.DefaultMaxDiskBytes)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if exceeded, notice := finish(); exceeded {
+			b.Fatalf("an idle watchdog reports: %s", notice)
+		}
+	}
+}
+
+// BenchmarkDiskWatchdogIdle runs "sleep 1" and reports the CPU time this
+// process spent on it: starting and waiting for the sandbox, and the disk
+// watchdog's readings, about ten a second far from the budget.
+func BenchmarkDiskWatchdogIdle(b *testing.B) {
+	td := newTD(b, sandbox.Config{})
+	var cpu time.Duration
+	for b.Loop() {
+		before := processCPU(b)
+		if r := run(b, td, "sleep 1", nil); r.ExitCode != 0 {
+			b.Fatalf("result %+v", r)
+		}
+		cpu += processCPU(b) - before
+	}
+	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N)/1000, "cpu-ms/s")
+}
+
+// processCPU is the CPU time, user and system, this process has used.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -136,7 +136,7 @@ func (b *bwrap) staticArgs() []string {
 		fmt.Sprintf("--as=%d:%d", b.cfg.Memory, b.cfg.Memory),
 		fmt.Sprintf("--cpu=%d:%d", cpuSeconds(b.cfg.CPU), cpuSeconds(b.cfg.CPU)),
 		fmt.Sprintf("--nproc=%d:%d", b.cfg.MaxProcesses, b.cfg.MaxProcesses),
-		fmt.Sprintf("--fsize=%d:%d", MaxFileSize, MaxFileSize),
+		fmt.Sprintf("--fsize=%d:%d", b.cfg.fileSizeLimit(), b.cfg.fileSizeLimit()),
 		fmt.Sprintf("--nofile=%d:%d", MaxOpenFiles, MaxOpenFiles),
 		"--core=0:0",
 		"--", "/bin/sh", "-c")
@@ -310,12 +310,16 @@ func (b *bwrap) run(ctx context.Context, req request) (*runResult, error) {
 		st.kill()
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
-	timedOut := false
+	timedOut, aborted := false, false
 	var waitErr error
 	select {
 	case waitErr = <-waitDone:
 	case <-timer.C:
 		timedOut = true
+		killAll()
+		waitErr = <-waitDone
+	case <-req.abort:
+		aborted = true
 		killAll()
 		waitErr = <-waitDone
 	case <-ctx.Done():
@@ -338,6 +342,8 @@ func (b *bwrap) run(ctx context.Context, req request) (*runResult, error) {
 	case timedOut:
 		res.ExitCode = -1
 		res.Notice = fmt.Sprintf("the command ran longer than %v and was killed with all its processes", req.timeout)
+	case aborted:
+		res.ExitCode = -1
 	case st.exitCode != nil:
 		res.ExitCode = *st.exitCode
 		if sig := res.ExitCode - 128; sig > 0 && sig < 65 {

@@ -14,8 +14,13 @@
 // descriptors this program inherited from its parent are marked
 // close-on-exec, so that none passes through bwrap). Resource limits hold for every
 // process: address space ([Config.Memory]), CPU time ([Config.CPU]), the
-// number of processes ([Config.MaxProcesses]), file size ([MaxFileSize]) and
-// open files ([MaxOpenFiles]). The environment is exactly [Config.Env] with
+// number of processes ([Config.MaxProcesses]), file size ([MaxFileSize], or
+// [Config.MaxDiskBytes] when that is less) and open files ([MaxOpenFiles]).
+// A watchdog bounds what a command adds to the workspace's file system
+// ([Config.MaxDiskBytes]) and keeps a floor of free space on it: a command that
+// crosses either is killed with all its processes, and its result has
+// disk_limit_exceeded and a notice; write_file refuses content that would
+// cross them. The environment is exactly [Config.Env] with
 // PATH, HOME and LANG.
 //
 // A wall-clock timeout ([Config.Timeout]; the model may ask for another, which
@@ -33,7 +38,8 @@
 // directories the file tools create are given to that user too.
 //
 // The tools are run_command {command, timeout_seconds?, stdin?} →
-// {exit_code, stdout, stderr, timed_out, truncated}; write_file {path,
+// {exit_code, stdout, stderr, timed_out, truncated, notice?,
+// disk_limit_exceeded?}; write_file {path,
 // content, encoding?}; read_file {path, max_bytes?}; list_files {path?}. The
 // file tools work on the host side, through package confine: a path that leads
 // out of the workspace, by "..", an absolute path or a symbolic link a command

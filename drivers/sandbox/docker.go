@@ -90,7 +90,7 @@ func (d *docker) createOptions(req request) client.ContainerCreateOptions {
 			PidsLimit:  &pids,
 			Ulimits: []*container.Ulimit{
 				{Name: "cpu", Soft: cpu, Hard: cpu},
-				{Name: "fsize", Soft: MaxFileSize, Hard: MaxFileSize},
+				{Name: "fsize", Soft: d.cfg.fileSizeLimit(), Hard: d.cfg.fileSizeLimit()},
 				{Name: "nofile", Soft: MaxOpenFiles, Hard: MaxOpenFiles},
 				{Name: "nproc", Soft: pids, Hard: pids},
 				{Name: "core", Soft: 0, Hard: 0},
@@ -160,7 +160,7 @@ func (d *docker) run(ctx context.Context, req request) (*runResult, error) {
 	kill := func() {
 		d.cli.ContainerKill(cleanup, id, client.ContainerKillOptions{Signal: "KILL"})
 	}
-	timedOut := false
+	timedOut, aborted := false, false
 	var status container.WaitResponse
 	select {
 	case status = <-wait.Result:
@@ -169,15 +169,19 @@ func (d *docker) run(ctx context.Context, req request) (*runResult, error) {
 		return nil, fmt.Errorf("wait for the container: %w", err)
 	case <-timer.C:
 		timedOut = true
+	case <-req.abort:
+		aborted = true
+	case <-ctx.Done():
+		kill()
+		return nil, context.Cause(ctx)
+	}
+	if timedOut || aborted {
 		kill()
 		select {
 		case status = <-wait.Result:
 		case <-wait.Error:
 		case <-cleanup.Done():
 		}
-	case <-ctx.Done():
-		kill()
-		return nil, context.Cause(ctx)
 	}
 	select {
 	case <-copied:
@@ -190,13 +194,15 @@ func (d *docker) run(ctx context.Context, req request) (*runResult, error) {
 		TimedOut:  timedOut,
 		Truncated: stdout.Truncated() || stderr.Truncated(),
 	}
-	if status.Error != nil && status.Error.Message != "" && !timedOut {
+	if status.Error != nil && status.Error.Message != "" && !timedOut && !aborted {
 		return nil, fmt.Errorf("the container failed: %s", status.Error.Message)
 	}
 	switch {
 	case timedOut:
 		res.ExitCode = -1
 		res.Notice = fmt.Sprintf("the command ran longer than %v and was killed with all its processes (the container was killed)", req.timeout)
+	case aborted:
+		res.ExitCode = -1
 	case res.ExitCode == 137:
 		res.Notice = "the command was killed by signal 9 (killed, possibly for exceeding a limit such as memory)"
 	}

@@ -52,7 +52,8 @@ func TestEscape(t *testing.T) {
 	td := newTD(t, sandbox.Config{
 		Workspace: ws, Timeout: 20 * time.Second, MaxTimeout: 20 * time.Second,
 		Memory: 2 << 30, MaxProcesses: 32, MaxOutputBytes: 4096,
-		Env: map[string]string{"MCS_SANDBOX_ATTACK": ""},
+		MaxDiskBytes: 2 << 30, // so that the file size limit, not the disk limit, stops the file over it
+		Env:          map[string]string{"MCS_SANDBOX_ATTACK": ""},
 	})
 	attack := func(mode string, args ...string) string {
 		return "MCS_SANDBOX_ATTACK=" + mode + " ./attacker " + strings.Join(args, " ")

@@ -137,6 +137,8 @@ type result struct {
 	TimedOut  bool   `json:"timed_out"`
 	Truncated bool   `json:"truncated"`
 	Notice    string `json:"notice"`
+
+	DiskLimitExceeded bool `json:"disk_limit_exceeded"`
 }
 
 // run runs command through run_command with args added.

@@ -162,7 +162,7 @@ func (r *runsc) spec(command, etc string) ociSpec {
 				limit("RLIMIT_AS", r.cfg.Memory),
 				limit("RLIMIT_CPU", cpuSeconds(r.cfg.CPU)),
 				limit("RLIMIT_NPROC", int64(r.cfg.MaxProcesses)),
-				limit("RLIMIT_FSIZE", MaxFileSize),
+				limit("RLIMIT_FSIZE", r.cfg.fileSizeLimit()),
 				limit("RLIMIT_NOFILE", MaxOpenFiles),
 				limit("RLIMIT_CORE", 0),
 			},
@@ -251,12 +251,15 @@ func (r *runsc) run(ctx context.Context, req request) (*runResult, error) {
 	timer := time.NewTimer(req.timeout)
 	defer timer.Stop()
 	var waitErr error
-	timedOut := false
+	timedOut, aborted := false, false
 	select {
 	case waitErr = <-done:
 		exec.Command(r.path, "--root", root, "delete", "--force", id).Run()
 	case <-timer.C:
 		timedOut = true
+		kill()
+	case <-req.abort:
+		aborted = true
 		kill()
 	case <-ctx.Done():
 		kill()
@@ -268,6 +271,8 @@ func (r *runsc) run(ctx context.Context, req request) (*runResult, error) {
 	case timedOut:
 		res.ExitCode = -1
 		res.Notice = fmt.Sprintf("the command ran longer than %v and was killed with all its processes (the sandbox was killed)", req.timeout)
+	case aborted:
+		res.ExitCode = -1
 	case waitErr == nil:
 	case errors.As(waitErr, &ee):
 		res.ExitCode = ee.ExitCode()

@@ -29,11 +29,13 @@ const (
 	DefaultMemory         = 512 << 20
 	DefaultCPU            = 60 * time.Second
 	DefaultMaxProcesses   = 64
+	DefaultMaxDiskBytes   = 1 << 30
 )
 
 // Fixed limits of every command, beside those of [Config].
 const (
-	// MaxFileSize is the largest file a command may write (RLIMIT_FSIZE).
+	// MaxFileSize is the largest file a command may write (RLIMIT_FSIZE), or
+	// Config.MaxDiskBytes when that is less.
 	MaxFileSize = 1 << 30
 	// MaxOpenFiles is the number of files a process may hold open (RLIMIT_NOFILE).
 	MaxOpenFiles = 256
@@ -76,6 +78,30 @@ type Config struct {
 	// MaxProcesses is the number of processes a command may run at once; zero
 	// means DefaultMaxProcesses.
 	MaxProcesses int
+	// MaxDiskBytes bounds how much a command may add to the file system that
+	// holds the workspace, in bytes; zero means DefaultMaxDiskBytes, and it must
+	// be at least 1 MiB. The
+	// workspace is a directory of the host, so neither the private /tmp nor
+	// RLIMIT_FSIZE (which caps each file, not their number) keeps a command from
+	// filling the host's disk. While a command runs, a watchdog reads the free
+	// space of that file system (statfs(2)) and kills the command with every
+	// process it started, as the timeout does, when the free space has fallen by
+	// more than MaxDiskBytes since it started, or would fall below a floor that
+	// is never crossed: 5% of the file system's size, at most 1 GiB. The result
+	// then has disk_limit_exceeded and a notice. The watchdog reads more often as
+	// the command nears its budget (every 100 ms far from it, every 2 ms near
+	// it), so that a command writing at up to 4 GiB/s cannot cross it between two
+	// readings; a faster one overshoots by at most its speed times the interval.
+	// Each file is also capped by RLIMIT_FSIZE at the lesser of MaxFileSize and
+	// MaxDiskBytes. The fall is that of the whole file system: what other
+	// programs, or other commands running at the same time, write counts
+	// against the command, and what it deletes makes room. write_file refuses
+	// content longer than MaxDiskBytes, or that would leave less than the floor
+	// free. The file-system quotas and a size-limited copy of the workspace were
+	// weighed and not chosen: quotas need tools and mount options most hosts do
+	// not have, bubblewrap 0.8 has no overlay mounts, and a copy would change
+	// what a command sees of the workspace. See docs/sandbox.md.
+	MaxDiskBytes int64
 	// Env is the environment of a command, beside PATH, HOME (/workspace) and
 	// LANG (C.UTF-8), which it may override. Nothing of the host's environment
 	// is passed.
@@ -110,6 +136,9 @@ func (cfg Config) normalize() (Config, error) {
 	if cfg.MaxProcesses == 0 {
 		cfg.MaxProcesses = DefaultMaxProcesses
 	}
+	if cfg.MaxDiskBytes == 0 {
+		cfg.MaxDiskBytes = DefaultMaxDiskBytes
+	}
 	switch {
 	case cfg.Timeout < 0 || cfg.MaxTimeout < 0:
 		return cfg, errors.New("sandbox: Timeout and MaxTimeout must be positive")
@@ -121,6 +150,8 @@ func (cfg Config) normalize() (Config, error) {
 		return cfg, fmt.Errorf("sandbox: Memory is %d bytes; set at least 16 MiB, or 0 for the default of %d", cfg.Memory, DefaultMemory)
 	case cfg.CPU < time.Second:
 		return cfg, fmt.Errorf("sandbox: CPU is %v; set at least 1s, or 0 for the default of %v", cfg.CPU, DefaultCPU)
+	case cfg.MaxDiskBytes < 1<<20:
+		return cfg, fmt.Errorf("sandbox: MaxDiskBytes is %d; set at least 1 MiB, or 0 for the default of %d", cfg.MaxDiskBytes, DefaultMaxDiskBytes)
 	case cfg.MaxProcesses < 2:
 		return cfg, fmt.Errorf("sandbox: MaxProcesses is %d; set at least 2 (the shell and one command), or 0 for the default of %d", cfg.MaxProcesses, DefaultMaxProcesses)
 	}
@@ -163,11 +194,17 @@ func (cfg Config) environ() []string {
 	return out
 }
 
+// fileSizeLimit is RLIMIT_FSIZE of every process of a command.
+func (cfg Config) fileSizeLimit() int64 { return min(MaxFileSize, cfg.MaxDiskBytes) }
+
 // request is one command to run.
 type request struct {
 	command string
 	stdin   string
 	timeout time.Duration
+	// abort, when closed, kills the command with all its processes, as the
+	// timeout does; the result then has exit code -1.
+	abort <-chan struct{}
 }
 
 // runResult is the result of run_command.
@@ -178,6 +215,9 @@ type runResult struct {
 	TimedOut  bool   `json:"timed_out"`
 	Truncated bool   `json:"truncated"`
 	Notice    string `json:"notice,omitempty"`
+	// DiskLimitExceeded reports a command stopped for adding more than
+	// Config.MaxDiskBytes to the workspace's file system.
+	DiskLimitExceeded bool `json:"disk_limit_exceeded,omitempty"`
 }
 
 // backend runs commands in isolation. Implementations are safe for concurrent

@@ -53,9 +53,9 @@ func (d *ToolDriver) addTools() {
 	}
 	tools.Add(d.toolTable, "run_command",
 		fmt.Sprintf("Run a shell command in an isolated sandbox, in /workspace, the only directory that is kept and writable besides a private /tmp. %s "+
-			"It is killed with all its processes after %v (timeout_seconds may ask for up to %v). "+
-			"Returns exit_code, stdout and stderr (each cut to %d bytes, keeping the start and the end), timed_out and truncated.",
-			net, d.cfg.Timeout, d.cfg.MaxTimeout, d.cfg.MaxOutputBytes),
+			"It is killed with all its processes after %v (timeout_seconds may ask for up to %v), or once it has added more than %s to the disk. "+
+			"Returns exit_code, stdout and stderr (each cut to %d bytes, keeping the start and the end), timed_out and truncated, and disk_limit_exceeded when it wrote too much.",
+			net, d.cfg.Timeout, d.cfg.MaxTimeout, byteSize(d.cfg.MaxDiskBytes), d.cfg.MaxOutputBytes),
 		d.runCommand, tools.WithTitle("Run a command"),
 		tools.WithAnnotations(mcs.ToolAnnotations{Destructive: true, OpenWorld: d.cfg.Network}))
 	tools.Add(d.toolTable, "write_file",
@@ -83,13 +83,22 @@ func (d *ToolDriver) runCommand(ctx context.Context, args runCommandArgs) (*runR
 	if err != nil {
 		return nil, err
 	}
-	req := request{command: args.Command, timeout: timeout}
+	watch, err := watchDisk(d.cfg.Workspace, d.cfg.MaxDiskBytes)
+	if err != nil {
+		return nil, err
+	}
+	req := request{command: args.Command, timeout: timeout, abort: watch.abort}
 	if args.Stdin != nil {
 		req.stdin = *args.Stdin
 	}
 	res, err := d.be.run(ctx, req)
+	exceeded, diskNotice := watch.finish()
 	if err != nil {
 		return nil, err
+	}
+	if exceeded {
+		res.DiskLimitExceeded = true
+		res.Notice = strings.TrimSuffix(diskNotice+"; "+res.Notice, "; ")
 	}
 	if notice != "" {
 		res.Notice = strings.TrimPrefix(res.Notice+"; "+notice, "; ")
@@ -129,11 +138,31 @@ func (d *ToolDriver) writeFile(ctx context.Context, args writeFileArgs) (any, er
 	if rel == "." {
 		return nil, &confine.Error{Path: args.Path, Kind: confine.KindRootEntry}
 	}
+	if err := d.checkDisk(int64(len(data))); err != nil {
+		return nil, err
+	}
 	created, err := d.writeAtomic(ctx, rel, data)
 	if err != nil {
 		return nil, err
 	}
 	return map[string]any{"path": d.shown(args.Path), "bytes_written": len(data), "created": created}, nil
+}
+
+// checkDisk refuses to add n bytes to the workspace's file system when that
+// is more than Config.MaxDiskBytes or would leave less than the floor free,
+// the bounds a command is held to.
+func (d *ToolDriver) checkDisk(n int64) error {
+	if n > d.cfg.MaxDiskBytes {
+		return fmt.Errorf("content is %s, more than the %s a call may add to the workspace; write it in smaller files", byteSize(n), byteSize(d.cfg.MaxDiskBytes))
+	}
+	budget, free, _, err := diskBudget(d.cfg.Workspace, d.cfg.MaxDiskBytes)
+	if err != nil {
+		return err
+	}
+	if n > budget {
+		return fmt.Errorf("content is %s, but the workspace's file system has %s free and must keep %s free; delete files to make room", byteSize(n), byteSize(free), byteSize(free-budget))
+	}
+	return nil
 }
 
 // writeAtomic writes data to a temporary file beside rel and renames it over
