@@ -348,8 +348,11 @@ func (d *ToolDriver) ExecuteTool(ctx context.Context, name string, args map[stri
 }
 
 // Draft returns the draft id as create_draft showed it, and whether the driver
-// holds it: for a consent handler or an approver that wants to see what
-// send_draft {draft_id} would send. See [ToolDriver.DescribeCall].
+// holds it (in memory, or in [Config].DraftDir, where it may have been made by
+// another driver or process): for a consent handler or an approver that wants
+// to see what send_draft {draft_id} would send. It is false for an id not of
+// the driver's form, and for a draft file whose content does not match its id.
+// See [ToolDriver.DescribeCall].
 func (d *ToolDriver) Draft(id string) (Draft, bool) {
 	if !validDraftID(id) {
 		return Draft{}, false
