@@ -213,14 +213,20 @@ func (s *dirDrafts) put(d Draft) error {
 	if err != nil {
 		return err
 	}
+	replace := false
 	if _, err := r.Lstat(d.ID); err == nil {
-		return nil
+		// The same draft is there, unless its file was damaged: then the
+		// draft made now replaces it.
+		if _, err := s.read(r, d.ID, d.ID); !errors.Is(err, errDamaged) {
+			return err
+		}
+		replace = true
 	}
 	n, err := s.count(r)
 	if err != nil {
 		return err
 	}
-	if n >= MaxDrafts {
+	if n >= MaxDrafts && !replace {
 		return fmt.Errorf("%w: %d drafts are waiting in the drafts directory; send or discard one first", errRefused, MaxDrafts)
 	}
 	data, err := json.MarshalIndent(d, "", "  ")

@@ -170,8 +170,16 @@ func TestDraftDirTampered(t *testing.T) {
 			if diff := cmp.Diff([]string{id}, names(t, dir)); diff != "" {
 				t.Errorf("files (-want +got):\n%s", diff)
 			}
+			// Creating the draft again replaces the damaged file.
+			call(t, d, "create_draft", draftArgsHello)
+			if dr, ok := d.Draft(id); !ok || dr.Body != "Hello,\nthe minutes.\n" {
+				t.Errorf("Draft after creating it again = %v, %v", dr, ok)
+			}
 			if res := call(t, d, "discard_draft", map[string]any{"draft_id": id}); res["discarded"] != true {
 				t.Errorf("discard = %v", res)
+			}
+			if n := names(t, dir); len(n) != 0 {
+				t.Errorf("files after discard: %v", n)
 			}
 		})
 	}

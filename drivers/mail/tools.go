@@ -568,12 +568,12 @@ func (d *ToolDriver) sendDraft(ctx context.Context, in draftArgs) (_ any, err er
 	if err := checkDraftID(in.DraftID); err != nil {
 		return nil, err
 	}
-	if m, ok := d.sent.get(in.DraftID); ok {
-		return map[string]any{"draft_id": in.DraftID, "sent": true, "message_id": m, "note": "this draft was sent before; it was not sent again"}, nil
-	}
 	dr, err := d.drafts.claim(in.DraftID)
 	switch {
 	case errors.Is(err, errNoDraft):
+		if m, ok := d.sent.get(in.DraftID); ok {
+			return map[string]any{"draft_id": in.DraftID, "sent": true, "message_id": m, "note": "this draft was sent before; it was not sent again"}, nil
+		}
 		return noDraft(in.DraftID, map[string]any{"sent": false}), nil
 	case errors.Is(err, errDraftBusy):
 		return nil, fmt.Errorf("%w: draft %s is already being sent or was sent by another call; it was not sent again (a file %s%s left by a process that stopped while sending it is never sent again by itself)", errRefused, in.DraftID, in.DraftID, sendingSuffix)
