@@ -2,6 +2,7 @@ package stack
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 
 	"github.com/mcs-go/mcs"
@@ -12,10 +13,14 @@ import (
 func init() {
 	RegisterDriverType(DriverType{
 		Name:    "mail",
-		Summary: "a mailbox over IMAP and sending over SMTP, draft then send (imap, smtp, tls, smtp_tls, username, from, credentials, mechanism, oauth, allow_recipients, max_recipients, sends_per_minute, timeout, max_body_bytes, attachment_dir, max_attachment_bytes)",
+		Summary: "a mailbox over IMAP and sending over SMTP, draft then send (imap, smtp, tls, smtp_tls, username, from, credentials, mechanism, oauth, allow_recipients, max_recipients, sends_per_minute, timeout, max_body_bytes, attachment_dir, max_attachment_bytes, drafts_dir)",
 		Decode:  decodeMail,
 	})
 }
+
+// defaultDraftsDir is the directory, next to the stack file, where a mail
+// driver that sends keeps its drafts when the table has no drafts_dir.
+const defaultDraftsDir = "mcs-drafts"
 
 var (
 	_ DriverConfig = (*mailDriver)(nil)
@@ -46,7 +51,11 @@ type mailDriver struct {
 //	max_body_bytes = 65536
 //	attachment_dir = "./attachments" # save_attachment writes here; relative to the stack file
 //	max_attachment_bytes = 10485760
+//	drafts_dir = "./mcs-drafts"      # where drafts wait to be sent; relative to the stack file
 //
+// A driver that sends (smtp) keeps its drafts as files in drafts_dir, by
+// default "mcs-drafts" next to the stack file, so that a send_draft approved
+// later runs in another process (mcs approvals run) and finds the exact draft.
 // With credentials = "oauth" the access token comes from MCS_TOKEN_<LABEL>
 // unless a [driver.oauth] table configures a sign-in, as for a REST driver: the
 // authorization code flow (client_id, authorize_url, token_url, scopes,
@@ -77,6 +86,13 @@ func decodeMail(t *Table, label string) DriverConfig {
 	c.MaxBodyBytes = int(t.Int("max_body_bytes", 256, mail.MaxBodyBytes))
 	c.AttachmentRoot = t.Path("attachment_dir")
 	c.MaxAttachmentBytes = t.Int("max_attachment_bytes", 1, mail.MaxAttachmentBytes)
+	c.DraftDir = t.Path("drafts_dir")
+	if c.SMTPAddr == "" && c.DraftDir != "" {
+		t.Errorf("drafts_dir", "is only used by a driver that sends mail; add smtp or remove drafts_dir")
+	}
+	if c.SMTPAddr != "" && c.DraftDir == "" {
+		c.DraftDir = filepath.Join(t.Dir(), defaultDraftsDir)
+	}
 	c.Scope = label
 	mode := t.String("credentials")
 	d.mode = mode
@@ -180,8 +196,8 @@ func (d *mailDriver) Driver(ctx context.Context, b *Builder, opts ...mcs.Option)
 }
 
 // effects declares the credential the driver sends to the servers the file
-// names (EffectCredential) and the directories it writes: attachments and the
-// device flow's token store (EffectWrite).
+// names (EffectCredential) and the directories it writes: attachments, drafts
+// and the device flow's token store (EffectWrite).
 func (d *mailDriver) effects(e Effect) []Effect {
 	var out []Effect
 	switch d.creds.mode {
@@ -197,6 +213,11 @@ func (d *mailDriver) effects(e Effect) []Effect {
 	if d.cfg.AttachmentRoot != "" {
 		w := e
 		w.Kind, w.Path = EffectWrite, d.cfg.AttachmentRoot
+		out = append(out, w)
+	}
+	if d.cfg.DraftDir != "" {
+		w := e
+		w.Kind, w.Path = EffectWrite, d.cfg.DraftDir
 		out = append(out, w)
 	}
 	if d.creds.store != "" {

@@ -2,6 +2,8 @@ package stack
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -42,6 +44,7 @@ func TestMailKeys(t *testing.T) {
 mechanism = "oauthbearer"`, 1) + "[driver.oauth]\nclient_id = \"c\"\ndevice_auth_url = \"https://login.example.com/device\"\ntoken_url = \"https://login.example.com/token\"\nscopes = [\"https://mail.example.com/\"]\n", ""},
 		{"device flow incomplete", strings.Replace(mailStack, `credentials = "env"`, `credentials = "oauth"`, 1) + "[driver.oauth]\nclient_id = \"c\"\n", "device_auth_url"},
 		{"oauth table without oauth", mailStack + "[driver.oauth]\nclient_id = \"c\"\n", `only used with credentials = "oauth"`},
+		{"drafts_dir without smtp", "[[driver]]\nlabel = \"m\"\ntype = \"mail\"\nimap = \"imap.example.com:993\"\ntls = \"implicit\"\ndrafts_dir = \"d\"\n", "drafts_dir"},
 		{"unknown mechanism", strings.Replace(mailStack, `credentials = "env"`, `credentials = "oauth"
 mechanism = "plain"`, 1), "not an OAuth mechanism"},
 	} {
@@ -83,7 +86,8 @@ func TestMailConsentShowsDraft(t *testing.T) {
 		{"orchestrated", "[[driver]]\nlabel = \"t\"\ntype = \"csv\"\nroot = \".\"\n", "mail__"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := Parse("s.toml", []byte(mailStack+tc.extra+"[middleware.permission]\nallow = [\"*create_draft\"]\nask = true\n"))
+			dir := t.TempDir()
+			s, err := Parse(filepath.Join(dir, "s.toml"), []byte(mailStack+tc.extra+"[middleware.permission]\nallow = [\"*create_draft\"]\nask = true\n"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -119,6 +123,10 @@ func TestMailConsentShowsDraft(t *testing.T) {
 			if diff := cmp.Diff(want, dr); diff != "" {
 				t.Errorf("draft shown (-want +got):\n%s", diff)
 			}
+			// The draft waits in mcs-drafts next to the stack file.
+			if _, err := os.Stat(filepath.Join(dir, "mcs-drafts", id)); err != nil {
+				t.Errorf("the draft is not in the default drafts directory: %v", err)
+			}
 		})
 	}
 }
@@ -131,22 +139,34 @@ func TestMailEffects(t *testing.T) {
 	want := []Effect{
 		{Kind: EffectCredential, Table: `[[driver]] "mail"`, Line: 1, Path: "env", Env: []string{"MCS_TOKEN_MAIL"}},
 		{Kind: EffectWrite, Table: `[[driver]] "mail"`, Line: 1, Path: "att"},
+		{Kind: EffectWrite, Table: `[[driver]] "mail"`, Line: 1, Path: "mcs-drafts"},
 	}
 	if diff := cmp.Diff(want, s.Effects()); diff != "" {
 		t.Errorf("effects (-want +got):\n%s", diff)
 	}
-	s, err = Parse("s.toml", []byte(strings.Replace(mailStack, `credentials = "env"`, `credentials = "none"`, 1)))
+	s, err = Parse(filepath.Join("conf", "s.toml"), []byte(strings.Replace(mailStack, `credentials = "env"`, `credentials = "none"`, 1)+"drafts_dir = \"../outbox\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = []Effect{{Kind: EffectWrite, Table: `[[driver]] "mail"`, Line: 1, Path: "outbox"}}
+	if diff := cmp.Diff(want, s.Effects()); diff != "" {
+		t.Errorf("a mail driver without credentials, drafts_dir set (-want +got):\n%s", diff)
+	}
+	s, err = Parse("s.toml", []byte("[[driver]]\nlabel = \"mail\"\ntype = \"mail\"\nimap = \"127.0.0.1:1143\"\ntls = \"none\"\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if e := s.Effects(); len(e) != 0 {
-		t.Errorf("a mail driver without credentials: %v", e)
+		t.Errorf("a mail driver that only reads, without credentials: %v", e)
 	}
 	s, err = Parse("s.toml", []byte(strings.Replace(mailStack, `credentials = "env"`, `credentials = "oauth"`, 1)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = []Effect{{Kind: EffectCredential, Table: `[[driver]] "mail"`, Line: 1, Path: "oauth", Env: []string{"MCS_TOKEN_MAIL"}}}
+	want = []Effect{
+		{Kind: EffectCredential, Table: `[[driver]] "mail"`, Line: 1, Path: "oauth", Env: []string{"MCS_TOKEN_MAIL"}},
+		{Kind: EffectWrite, Table: `[[driver]] "mail"`, Line: 1, Path: "mcs-drafts"},
+	}
 	if diff := cmp.Diff(want, s.Effects()); diff != "" {
 		t.Errorf("oauth effects (-want +got):\n%s", diff)
 	}

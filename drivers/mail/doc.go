@@ -39,9 +39,27 @@
 // arguments, and the only argument, the id, stands for exactly one content.
 // The tool receives the id only; [ToolDriver.DescribeCall] adds the whole
 // draft to the arguments a consent handler shows (the stack package does so
-// for its handler), and [ToolDriver.Draft] returns it. Drafts live in the
-// driver's memory (at most [MaxDrafts]), so an approved send_draft must run in
-// the process that holds the draft.
+// for its handler), and [ToolDriver.Draft] returns it.
+//
+// # Where drafts live
+//
+// By default drafts live in the driver's memory (at most [MaxDrafts]), so an
+// approved send_draft must run in the process that holds the draft. With
+// [Config].DraftDir they are files, so that an approval run later by another
+// process sends exactly the draft that was approved: one file per draft, named
+// by its id and holding its JSON, written to a temporary name and renamed
+// (0600, in a directory created 0700). Ids are accepted only in the form the
+// driver makes ("draft-" and 32 lower-case hex digits) and every access goes
+// through an [os.Root] on the directory, so an id never names another file.
+// A draft read back is checked against its id (the hash of its content) and
+// refused when they differ: a changed file is never sent. A send claims the
+// file by renaming it to <id>.sending, so that of two drivers or processes
+// sending one draft only one sends it; the other is refused as "already being
+// sent or was sent". A sent draft's file is removed, a failed send's is put
+// back; discard_draft removes it. [MaxDrafts] counts the files. A file left
+// as <id>.sending by a process that stopped mid-send is not sent again by
+// itself: whether the server took the message is unknown; rename it to <id>
+// to send it, or remove it.
 //
 // At most [Config].SendsPerMinute messages go out per minute. A reply
 // (in_reply_to) sets In-Reply-To and References. TLS is required (implicit or

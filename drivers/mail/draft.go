@@ -12,7 +12,6 @@ import (
 	"net/mail"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -63,98 +62,6 @@ func draftID(d Draft) string {
 	b, _ := json.Marshal(d)
 	sum := sha256.Sum256(b)
 	return "draft-" + hex.EncodeToString(sum[:16])
-}
-
-// draftBook holds the drafts of a driver and the ids of drafts already sent.
-// Safe for concurrent use.
-type draftBook struct {
-	mu      sync.Mutex
-	drafts  map[string]Draft
-	order   []string
-	sending map[string]bool
-	sent    map[string]string // draft id -> Message-ID
-	sentLog []string
-}
-
-func newDraftBook() *draftBook {
-	return &draftBook{drafts: map[string]Draft{}, sending: map[string]bool{}, sent: map[string]string{}}
-}
-
-func (b *draftBook) get(id string) (Draft, bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	d, ok := b.drafts[id]
-	if ok {
-		d.To, d.Cc, d.Bcc = slices.Clone(d.To), slices.Clone(d.Cc), slices.Clone(d.Bcc)
-	}
-	return d, ok
-}
-
-// put stores d; creating the same content again is the same draft.
-func (b *draftBook) put(d Draft) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if _, ok := b.drafts[d.ID]; ok {
-		return nil
-	}
-	if len(b.drafts) >= MaxDrafts {
-		return fmt.Errorf("%w: %d drafts are waiting; send or discard one first", errRefused, MaxDrafts)
-	}
-	delete(b.sent, d.ID)
-	b.drafts[d.ID] = d
-	b.order = append(b.order, d.ID)
-	return nil
-}
-
-// take claims draft id for sending: no other send of it runs until release.
-func (b *draftBook) take(id string) (d Draft, sentAs string, ok bool, busy bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if m, done := b.sent[id]; done {
-		return Draft{}, m, false, false
-	}
-	if b.sending[id] {
-		return Draft{}, "", false, true
-	}
-	d, ok = b.drafts[id]
-	if ok {
-		b.sending[id] = true
-	}
-	return d, "", ok, false
-}
-
-// release ends the send of id; messageID is "" when it failed (the draft stays).
-func (b *draftBook) release(id, messageID string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	delete(b.sending, id)
-	if messageID == "" {
-		return
-	}
-	b.removeLocked(id)
-	b.sent[id] = messageID
-	b.sentLog = append(b.sentLog, id)
-	if len(b.sentLog) > 1000 {
-		delete(b.sent, b.sentLog[0])
-		b.sentLog = b.sentLog[1:]
-	}
-}
-
-func (b *draftBook) discard(id string) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if _, ok := b.drafts[id]; !ok || b.sending[id] {
-		return false
-	}
-	b.removeLocked(id)
-	return true
-}
-
-func (b *draftBook) removeLocked(id string) {
-	delete(b.drafts, id)
-	if i := slices.Index(b.order, id); i >= 0 {
-		b.order = slices.Delete(b.order, i, i+1)
-	}
 }
 
 // hasCtl reports whether s has a control character (CR, LF, NUL, ...).

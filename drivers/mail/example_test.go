@@ -130,3 +130,53 @@ func (acceptAll) AuthMechanisms() []string             { return []string{"PLAIN"
 func (acceptAll) Auth(string) (sasl.Server, error) {
 	return sasl.NewPlainServer(func(_, _, _ string) error { return nil }), nil
 }
+
+// A draft made by one driver is sent by another on the same DraftDir, as an
+// approval run later in another process does; the draft's file is gone once
+// it was sent.
+func ExampleConfig_draftDir() {
+	_, smtpAddr, stop := exampleServers()
+	defer stop()
+	dir, err := os.MkdirTemp("", "drafts")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	cfg := mail.Config{
+		SMTPAddr: smtpAddr, TLS: mail.TLSNone,
+		From: "Alice <alice@example.com>", AllowRecipients: []string{"*@example.com"},
+		DraftDir: dir,
+	}
+	ctx := context.Background()
+
+	first, err := mail.NewToolDriver(cfg)
+	if err != nil {
+		log.Fatal(err)
+	}
+	res, err := first.ExecuteTool(ctx, "create_draft", map[string]any{"to": []any{"bob@example.com"}, "subject": "Minutes", "body": "Here they are."})
+	if err != nil {
+		log.Fatal(err)
+	}
+	first.Close()
+	id := res.(map[string]any)["draft_id"].(string)
+	files, _ := os.ReadDir(dir)
+	fmt.Println("files waiting:", len(files), files[0].Name() == id)
+
+	second, err := mail.NewToolDriver(cfg)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer second.Close()
+	dr, _ := second.Draft(id)
+	fmt.Println("the new driver shows:", dr.To, dr.Subject)
+	res, err = second.ExecuteTool(ctx, "send_draft", map[string]any{"draft_id": id})
+	if err != nil {
+		log.Fatal(err)
+	}
+	files, _ = os.ReadDir(dir)
+	fmt.Println("sent:", res.(map[string]any)["sent"], "files waiting:", len(files))
+	// Output:
+	// files waiting: 1 true
+	// the new driver shows: [bob@example.com] Minutes
+	// sent: true files waiting: 0
+}

@@ -1,6 +1,8 @@
 package mail
 
 import (
+	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -40,6 +42,29 @@ func FuzzDecodeTransfer(f *testing.F) {
 			if out := decodeTransfer(raw, e); len(out) > len(raw) {
 				t.Fatalf("%s: %d bytes from %d", e, len(out), len(raw))
 			}
+		}
+	})
+}
+
+// FuzzDecodeDraft: whatever a draft file holds, it is refused or it is a
+// draft whose content hashes to its name.
+func FuzzDecodeDraft(f *testing.F) {
+	d := Draft{From: "Alice <alice@example.com>", To: []string{"bob@example.com"}, Subject: "s", Body: "b", Attachments: []string{}}
+	d.ID = draftID(d)
+	good, _ := json.Marshal(d)
+	f.Add(d.ID, good)
+	f.Add(d.ID, []byte(`{"draft_id":"`+d.ID+`","to":[]}`))
+	f.Add("draft-0", []byte("{}"))
+	f.Fuzz(func(t *testing.T, id string, data []byte) {
+		got, err := decodeDraft(id, data)
+		if err != nil {
+			if !errors.Is(err, errDamaged) {
+				t.Fatalf("error %v is not errDamaged", err)
+			}
+			return
+		}
+		if got.ID != id || draftID(got) != id || len(got.To) == 0 {
+			t.Fatalf("accepted %+v under %q", got, id)
 		}
 	})
 }

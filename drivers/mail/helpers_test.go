@@ -121,6 +121,9 @@ type smtpFixture struct {
 	auths    []string // "MECH user secret"
 	// token, when set, is the only XOAUTH2/PLAIN secret accepted.
 	secret string
+	// onData, when set, runs when a message arrives, before it is kept; its
+	// error rejects the message.
+	onData func() error
 }
 
 type received struct {
@@ -167,6 +170,14 @@ func (s *smtpSession) Data(r io.Reader) error {
 	b, err := io.ReadAll(r)
 	if err != nil {
 		return err
+	}
+	s.f.mu.Lock()
+	hook := s.f.onData
+	s.f.mu.Unlock()
+	if hook != nil {
+		if err := hook(); err != nil {
+			return err
+		}
 	}
 	s.f.mu.Lock()
 	s.f.received = append(s.f.received, received{From: s.from, To: s.to, Data: string(b)})

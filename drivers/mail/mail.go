@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/mail"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -102,6 +103,13 @@ type Config struct {
 	// AttachmentRoot, when set, publishes save_attachment, which writes one
 	// attachment into this directory (confined to it, never overwriting).
 	AttachmentRoot string
+	// DraftDir, when set, keeps every draft as a file in this directory
+	// (created 0700 with the first draft; one file per draft, named by its id,
+	// 0600), so that a draft outlives the driver that made it: send_draft in
+	// another process (an approval run later) sends exactly that draft. A file
+	// whose content does not match its id is never sent. Empty: drafts live in
+	// the driver's memory and end with it.
+	DraftDir string
 	// MaxAttachmentBytes caps an attachment save_attachment writes; default
 	// DefaultMaxAttachmentBytes, at most MaxAttachmentBytes.
 	MaxAttachmentBytes int64
@@ -267,7 +275,8 @@ type ToolDriver struct {
 	cfg    Config
 	store  store
 	creds  credentials
-	drafts *draftBook
+	drafts draftStore
+	sent   sentLog
 	limit  *rateLimiter
 	root   *confine.Root
 	sender sender
@@ -295,7 +304,14 @@ func NewToolDriver(cfg Config) (*ToolDriver, error) {
 		return nil, err
 	}
 	d := &ToolDriver{cfg: cfg, creds: credentials{provider: cfg.Credentials, scope: cfg.Scope, mech: cfg.Mechanism}}
-	d.drafts = newDraftBook()
+	d.drafts = newMemDrafts()
+	if cfg.DraftDir != "" {
+		dir := filepath.Clean(cfg.DraftDir)
+		if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+			return nil, fmt.Errorf("mail: DraftDir %s is not a directory", dir)
+		}
+		d.drafts = &dirDrafts{dir: dir}
+	}
 	d.limit = &rateLimiter{n: cfg.SendsPerMinute, window: time.Minute, now: cfg.now}
 	if cfg.IMAPAddr != "" {
 		d.store = &imapStore{cfg: &d.cfg, creds: d.creds, turn: make(chan struct{}, 1)}
@@ -332,9 +348,18 @@ func (d *ToolDriver) ExecuteTool(ctx context.Context, name string, args map[stri
 }
 
 // Draft returns the draft id as create_draft showed it, and whether the driver
-// holds it: for a consent handler or an approver that wants to see what
-// send_draft {draft_id} would send. See [ToolDriver.DescribeCall].
-func (d *ToolDriver) Draft(id string) (Draft, bool) { return d.drafts.get(id) }
+// holds it (in memory, or in [Config].DraftDir, where it may have been made by
+// another driver or process): for a consent handler or an approver that wants
+// to see what send_draft {draft_id} would send. It is false for an id not of
+// the driver's form, and for a draft file whose content does not match its id.
+// See [ToolDriver.DescribeCall].
+func (d *ToolDriver) Draft(id string) (Draft, bool) {
+	if !validDraftID(id) {
+		return Draft{}, false
+	}
+	dr, err := d.drafts.get(id)
+	return dr, err == nil
+}
 
 // DescribeCall returns args with, for a call of send_draft, the whole draft
 // added under "draft", so that a consent prompt shows exactly what would go
@@ -347,10 +372,15 @@ func (d *ToolDriver) DescribeCall(tool string, args map[string]any) map[string]a
 	}
 	id, _ := args["draft_id"].(string)
 	out := mcs.CloneArgs(args)
-	if dr, ok := d.drafts.get(id); ok {
+	switch dr, err := d.drafts.get(id); {
+	case !validDraftID(id):
+		out["draft"] = "not a draft id: the call will fail"
+	case err == nil:
 		out["draft"] = dr
-	} else {
+	case errors.Is(err, errNoDraft):
 		out["draft"] = "no such draft: the call will fail"
+	default:
+		out["draft"] = "the draft cannot be read (" + err.Error() + "): the call will fail"
 	}
 	return out
 }
@@ -385,9 +415,10 @@ func (d *ToolDriver) Healthcheck(ctx context.Context) mcs.HealthResult {
 	return mcs.HealthResult{Status: mcs.HealthOK, Detail: strings.Join(ok, ", ") + " answered"}
 }
 
-// Close closes the IMAP connection and the attachment root.
+// Close closes the IMAP connection, the attachment root and the drafts
+// directory. Drafts in a DraftDir stay there.
 func (d *ToolDriver) Close() error {
-	var errs []error
+	errs := []error{d.drafts.close()}
 	if d.store != nil {
 		errs = append(errs, d.store.close())
 	}

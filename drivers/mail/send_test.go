@@ -160,8 +160,8 @@ func TestDraftRefusals(t *testing.T) {
 	if n := len(sm.messages()); n != 0 {
 		t.Errorf("%d messages sent", n)
 	}
-	if len(d.drafts.drafts) != 0 {
-		t.Errorf("refused drafts were kept: %v", d.drafts.drafts)
+	if m := d.drafts.(*memDrafts); len(m.drafts) != 0 {
+		t.Errorf("refused drafts were kept: %v", m.drafts)
 	}
 }
 

@@ -548,22 +548,49 @@ func (d *ToolDriver) createDraft(ctx context.Context, in createDraftArgs) (any, 
 	if err := d.drafts.put(dr); err != nil {
 		return nil, err
 	}
+	d.sent.forget(dr.ID)
 	return map[string]any{"draft_id": dr.ID, "draft": dr, "sent": false,
 		"hint": "nothing was sent; show the user the whole draft, and call send_draft with draft_id only when they want it sent"}, nil
 }
 
-func (d *ToolDriver) sendDraft(ctx context.Context, in draftArgs) (any, error) {
-	dr, sentAs, ok, busy := d.drafts.take(in.DraftID)
+// noDraft is the result of a send or discard of a draft the store does not
+// hold.
+func noDraft(id string, extra map[string]any) map[string]any {
+	out := map[string]any{"draft_id": id, "error": "no such draft",
+		"hint": "the draft was never created, was discarded, or was sent already; call create_draft and use the draft_id it returns"}
+	for k, v := range extra {
+		out[k] = v
+	}
+	return out
+}
+
+func (d *ToolDriver) sendDraft(ctx context.Context, in draftArgs) (_ any, err error) {
+	if err := checkDraftID(in.DraftID); err != nil {
+		return nil, err
+	}
+	dr, err := d.drafts.claim(in.DraftID)
 	switch {
-	case sentAs != "":
-		return map[string]any{"draft_id": in.DraftID, "sent": true, "message_id": sentAs, "note": "this draft was sent before; it was not sent again"}, nil
-	case busy:
-		return nil, fmt.Errorf("%w: draft %s is being sent by another call", errRefused, in.DraftID)
-	case !ok:
-		return map[string]any{"draft_id": in.DraftID, "sent": false, "error": "no such draft", "hint": "call create_draft first and use the draft_id it returns"}, nil
+	case errors.Is(err, errNoDraft):
+		if m, ok := d.sent.get(in.DraftID); ok {
+			return map[string]any{"draft_id": in.DraftID, "sent": true, "message_id": m, "note": "this draft was sent before; it was not sent again"}, nil
+		}
+		return noDraft(in.DraftID, map[string]any{"sent": false}), nil
+	case errors.Is(err, errDraftBusy):
+		return nil, fmt.Errorf("%w: draft %s is already being sent or was sent by another call; it was not sent again (a file %s%s left by a process that stopped while sending it is never sent again by itself)", errRefused, in.DraftID, in.DraftID, sendingSuffix)
+	case err != nil:
+		return nil, err
 	}
 	messageID := ""
-	defer func() { d.drafts.release(dr.ID, messageID) }()
+	defer func() {
+		// A sent draft whose file could not be removed stays claimed, so it is
+		// not sent again; a failed send whose draft could not be restored says so.
+		if rerr := d.drafts.release(dr.ID, messageID != ""); rerr != nil && messageID == "" {
+			err = errors.Join(err, rerr)
+		}
+	}()
+	if dr.From != d.cfg.From {
+		return nil, fmt.Errorf("%w: draft %s was made to be sent as %q, but this driver sends as %q; create the draft again", errRefused, dr.ID, dr.From, d.cfg.From)
+	}
 	// The allow list is checked again: the draft was checked when created,
 	// but what goes out must pass at the moment it goes.
 	rcpts := dr.recipients()
@@ -584,12 +611,21 @@ func (d *ToolDriver) sendDraft(ctx context.Context, in draftArgs) (any, error) {
 		return nil, err
 	}
 	messageID = id
+	d.sent.add(dr.ID, id)
 	return map[string]any{"draft_id": dr.ID, "sent": true, "message_id": id, "recipients": len(rcpts)}, nil
 }
 
 func (d *ToolDriver) discardDraft(_ context.Context, in draftArgs) (any, error) {
-	if !d.drafts.discard(in.DraftID) {
-		return map[string]any{"draft_id": in.DraftID, "discarded": false, "error": "no such draft (or it is being sent)"}, nil
+	if err := checkDraftID(in.DraftID); err != nil {
+		return nil, err
+	}
+	switch err := d.drafts.discard(in.DraftID); {
+	case errors.Is(err, errNoDraft):
+		return noDraft(in.DraftID, map[string]any{"discarded": false}), nil
+	case errors.Is(err, errDraftBusy):
+		return map[string]any{"draft_id": in.DraftID, "discarded": false, "error": "the draft is being sent"}, nil
+	case err != nil:
+		return nil, err
 	}
 	return map[string]any{"draft_id": in.DraftID, "discarded": true}, nil
 }
