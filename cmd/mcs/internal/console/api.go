@@ -308,9 +308,12 @@ type requestView struct {
 	Label     string         `json:"label,omitempty"`
 	Tool      string         `json:"tool"`
 	Arguments map[string]any `json:"arguments"`
-	Created   time.Time      `json:"created"`
-	Expires   time.Time      `json:"expires"`
-	Decision  *decisionView  `json:"decision,omitempty"`
+	// Details is what the driver adds for the person deciding (a mail
+	// draft in full), redacted as the arguments are; nil when none.
+	Details  any           `json:"details,omitempty"`
+	Created  time.Time     `json:"created"`
+	Expires  time.Time     `json:"expires"`
+	Decision *decisionView `json:"decision,omitempty"`
 }
 
 type decisionView struct {
@@ -357,10 +360,15 @@ func (s *Server) approvalsView(ctx context.Context) approvalsAnswer {
 		return out
 	}
 	for _, rq := range list {
-		args, _ := s.red.Args(rq.Arguments)
+		args, known := s.red.Args(rq.Arguments)
 		v := requestView{ID: rq.ID, State: string(rq.State), Label: rq.Label, Tool: rq.Tool, Arguments: args, Created: rq.Created, Expires: rq.Expires}
 		if args == nil {
 			v.Arguments = map[string]any{}
+		}
+		if len(rq.Details) > 0 {
+			// Redacted as a result is: secret keys, and the secrets of the
+			// arguments and of name/value pairs in the text (a draft's body).
+			v.Details = s.redactPlain(rq.Details, known)
 		}
 		if d := rq.Decision; d != nil {
 			v.Decision = &decisionView{Approve: d.Approve, By: s.red.Text(d.By, nil), Reason: s.red.Text(d.Reason, nil), At: d.At}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/mcs-go/mcs/approvals"
 	"github.com/mcs-go/mcs/cmd/mcs/internal/browsertest"
 )
 
@@ -51,7 +52,8 @@ func TestEventStreamReconnectsInBrowser(t *testing.T) {
 
 // With ask = "queue", a Run waits for approval; approved with a reason on the
 // Approvals page of another tab and run there, it runs once, and the decided
-// request says who, when and why.
+// request says who, when and why. A request whose details (from its driver)
+// hold markup shows them as text beside its arguments, and no script runs.
 func TestQueuedApprovalInBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the browser test starts chromium")
@@ -104,5 +106,24 @@ func TestQueuedApprovalInBrowser(t *testing.T) {
 	}
 	if n := browsertest.Eval[int](t, tab2, `document.querySelectorAll("#decided button.run").length`); n != 0 {
 		t.Errorf("a used request still offers Run now")
+	}
+
+	if _, err := u.srv.store.Create(context.Background(), approvals.Request{
+		Label: "mail", Tool: "send_draft", Fingerprint: "f-details", Expires: time.Now().Add(time.Hour),
+		Arguments: map[string]any{"draft_id": "d1"},
+		Details:   map[string]any{"draft": map[string]any{"subject": "hi", "body": hostile}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	poll(tab2, `document.querySelector("#pending .request pre.details") !== null`)
+	got := browsertest.Eval[string](t, tab2, `document.querySelector("#pending .request pre.details").textContent`)
+	if !strings.Contains(got, `<script>window.pwned=1</script>`) || !strings.Contains(got, `"subject": "hi"`) {
+		t.Errorf("the details show %q, not the draft as text", got)
+	}
+	if n := browsertest.Eval[int](t, tab2, `document.querySelectorAll("#pending script, #pending img").length`); n != 0 {
+		t.Errorf("the details were inserted as markup: %d elements", n)
+	}
+	if pwned := browsertest.Eval[bool](t, tab2, `window.pwned !== undefined`); pwned {
+		t.Error("the script of the details ran")
 	}
 }
