@@ -13,6 +13,7 @@ import (
 	"github.com/mcs-go/mcs"
 	"github.com/mcs-go/mcs/approvals"
 	"github.com/mcs-go/mcs/cmd/mcs/internal/calls"
+	"github.com/mcs-go/mcs/middleware/auth"
 	"github.com/mcs-go/mcs/middleware/permission"
 )
 
@@ -104,6 +105,13 @@ func (s *Server) outcome(name string, args map[string]any, res any, err error) O
 	if err != nil {
 		var ce *permission.ConsentError
 		var ae *mcs.ArgumentsError
+		if ch, ok := errors.AsType[*auth.Challenge](err); ok {
+			// A driver that signs in without the auth middleware gives the
+			// challenge as its error: the same sign-in, shown the same way.
+			sig := ch.Result()
+			s.noteChallenge(sig)
+			return Outcome{Kind: "challenge", Title: name + " needs authentication: see the Auth page", Text: calls.Pretty(s.redactValue(sig, known))}
+		}
 		switch {
 		case errors.As(err, &ce):
 			return Outcome{Kind: "not-run", Title: name + " was not run", Text: s.red.Text(err.Error(), known)}

@@ -259,7 +259,31 @@
     };
   }
 
+  // The Auth page: sign in and sign out; it reloads when a sign-in starts or
+  // ends ("auth" events).
+  function initAuth() {
+    if (page !== "auth") return;
+    var err = document.getElementById("auth-error");
+    function act(btn, path, body) {
+      btn.disabled = true;
+      post(path, body).then(function (res) {
+        btn.disabled = false;
+        if (res.error) { err.hidden = false; err.textContent = res.error; return; }
+        location.reload();
+      });
+    }
+    document.querySelectorAll("button.signin-start").forEach(function (b) {
+      b.onclick = function () {
+        act(b, "/api/auth/signin", { label: b.closest("section").dataset.label, scope: b.dataset.scope });
+      };
+    });
+    document.querySelectorAll("button.signout").forEach(function (b) {
+      b.onclick = function () { act(b, "/api/auth/signout", { label: b.dataset.label }); };
+    });
+  }
+
   on("auth", function () { if (page === "auth") location.reload(); });
+  initAuth();
   initTools();
   initProcess();
   initAudit();
