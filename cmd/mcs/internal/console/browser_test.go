@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcs-go/mcs/approvals"
 	"github.com/mcs-go/mcs/cmd/mcs/internal/browsertest"
+	"github.com/mcs-go/mcs/internal/oauthtest"
 )
 
 // The Audit page's event stream reconnects when the connection drops, and
@@ -126,4 +127,68 @@ func TestQueuedApprovalInBrowser(t *testing.T) {
 	if pwned := browsertest.Eval[bool](t, tab2, `window.pwned !== undefined`); pwned {
 		t.Error("the script of the details ran")
 	}
+}
+
+// The Auth page signs in in the browser: Sign in shows the link; the link,
+// opened in another tab, signs in through the loopback listener of this
+// process, and the first tab shows it without a reload by hand; Sign out
+// signs out.
+func TestAuthInBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the browser test starts chromium")
+	}
+	ctx := browsertest.Start(t)
+	as := oauthtest.New(t)
+	u := newUnattached(t)
+	st, d := oauthStack(t, as, t.TempDir(), nil)
+	u.attach(st, d)
+	// The page reloads on its own when a sign-in starts or ends: a poll that
+	// a reload interrupts is run again on the new page.
+	poll := func(c context.Context, expr string) {
+		t.Helper()
+		deadline := time.Now().Add(15 * time.Second)
+		for {
+			_, err := chromedp.Run(c, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(time.Until(deadline))))
+			if err == nil {
+				return
+			}
+			if time.Now().After(deadline) || !strings.Contains(err.Error(), "(-32000)") {
+				t.Fatalf("waiting for %s: %v", expr, err)
+			}
+		}
+	}
+	state := `document.querySelector('tr[data-scope="gh"] .state').textContent`
+	if err := browsertest.Within(ctx,
+		chromedp.Navigate(u.ts.URL+"/?token="+u.srv.Token()),
+		chromedp.Navigate(u.ts.URL+"/auth"),
+		chromedp.WaitVisible(chromedp.CSS(`section[data-label="gh"] button.signin-start`)),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if got := browsertest.Eval[string](t, ctx, state); got != "not signed in" {
+		t.Errorf("state %q before the sign-in", got)
+	}
+	poll(ctx, `document.querySelector("#live").className === "live up"`)
+	browsertest.Eval[bool](t, ctx, `(() => { document.querySelector("button.signin-start").click(); return true })()`)
+	poll(ctx, `document.querySelector("a.signin-link") !== null`)
+	link := browsertest.Eval[string](t, ctx, `document.querySelector("a.signin-link").href`)
+	if !strings.HasPrefix(link, as.AuthURL()+"?") {
+		t.Fatalf("the sign-in link is %q", link)
+	}
+	poll(ctx, `document.querySelector("#live").className === "live up"`)
+
+	tab2, cancel := chromedp.NewContext(ctx)
+	defer cancel()
+	if err := chromedp.Do(tab2); err != nil {
+		t.Fatal(err)
+	}
+	if err := browsertest.Within(tab2, chromedp.Navigate(link)); err != nil {
+		t.Fatal(err)
+	}
+	poll(ctx, state+` === "signed in"`)
+	if got := browsertest.Eval[string](t, ctx, `document.querySelector('section[data-label="gh"]').textContent`); !strings.Contains(got, "repo read:user") || strings.Contains(got, "Open the sign-in page") {
+		t.Errorf("after the sign-in the section reads %q", got)
+	}
+	browsertest.Eval[bool](t, ctx, `(() => { document.querySelector("button.signout").click(); return true })()`)
+	poll(ctx, state+` === "not signed in"`)
 }
