@@ -4,8 +4,10 @@ package browsertest
 
 import (
 	"context"
+	"flag"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -76,4 +78,42 @@ func Eval[T any](tb testing.TB, ctx context.Context, expr string) T {
 		tb.Fatalf("evaluate %s: %v", expr, err)
 	}
 	return v
+}
+
+// updateScreenshots is the flag of the browser tests that take screenshots.
+var updateScreenshots = flag.Bool("update-screenshots", false, "write a PNG screenshot of each page of mcs ui to docs/console/")
+
+// Shot saves a screenshot of the tab as docs/console/NAME.png of the
+// repository (the directory of go.mod above the test's), when the test runs
+// with -update-screenshots; otherwise it does nothing.
+func Shot(tb testing.TB, ctx context.Context, name string) {
+	tb.Helper()
+	if !*updateScreenshots {
+		return
+	}
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		tb.Fatalf("screenshot %s: %v", name, err)
+	}
+	root, err := os.Getwd()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(root, "go.mod")); err == nil {
+			break
+		}
+		up := filepath.Dir(root)
+		if up == root {
+			tb.Fatal("screenshot: no go.mod above the test's directory")
+		}
+		root = up
+	}
+	dir := filepath.Join(root, "docs", "console")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
+		tb.Fatal(err)
+	}
 }

@@ -24,10 +24,11 @@ import (
 )
 
 // oauthStack is a stack of a REST driver labelled gh that signs in with the
-// authorization code flow at as, keeping its tokens in a SQLite store in dir;
+// authorization code flow at as, keeping its tokens in store (relative to
+// dir);
 // its API (getMe) answers only a live access token of as. The stack's audit
 // goes to the console's Audit page.
-func oauthStack(t *testing.T, as *oauthtest.Server, dir string, audit func() *Server) (*stack.Stack, mcs.Driver) {
+func oauthStack(t *testing.T, as *oauthtest.Server, dir, store string, audit func() *Server) (*stack.Stack, mcs.Driver) {
 	t.Helper()
 	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !as.Valid(strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")) {
@@ -58,7 +59,7 @@ token_url = "` + as.TokenURL() + `"
 scopes = ["repo", "read:user"]
 
 [auth]
-store = "sqlite:tokens.db"
+store = "` + store + `"
 
 [middleware.hooks]
 `
@@ -121,7 +122,7 @@ func linkOf(doc *html.Node, class string) string {
 // sign out; every change needs the CSRF token.
 func TestAuthSignInAndOut(t *testing.T) {
 	as := oauthtest.New(t)
-	st, d := oauthStack(t, as, t.TempDir(), nil)
+	st, d := oauthStack(t, as, t.TempDir(), "sqlite:tokens.db", nil)
 	tc := newTestConsole(t, st, d, nil, Config{})
 
 	_, doc := tc.get("/auth")
@@ -202,7 +203,7 @@ func TestAuthNeverShowsTheTokens(t *testing.T) {
 	as := oauthtest.New(t)
 	dir := t.TempDir()
 	u := newUnattached(t)
-	st, d := oauthStack(t, as, dir, func() *Server { return u.srv })
+	st, d := oauthStack(t, as, dir, "sqlite:tokens.db", func() *Server { return u.srv })
 	u.attach(st, d)
 	tc := u.login()
 

@@ -140,7 +140,7 @@ func TestAuthInBrowser(t *testing.T) {
 	ctx := browsertest.Start(t)
 	as := oauthtest.New(t)
 	u := newUnattached(t)
-	st, d := oauthStack(t, as, t.TempDir(), nil)
+	st, d := oauthStack(t, as, t.TempDir(), "memory:", nil)
 	u.attach(st, d)
 	// The page reloads on its own when a sign-in starts or ends: a poll that
 	// a reload interrupts is run again on the new page.
@@ -189,6 +189,7 @@ func TestAuthInBrowser(t *testing.T) {
 	if got := browsertest.Eval[string](t, ctx, `document.querySelector('section[data-label="gh"]').textContent`); !strings.Contains(got, "repo read:user") || strings.Contains(got, "Open the sign-in page") {
 		t.Errorf("after the sign-in the section reads %q", got)
 	}
+	browsertest.Shot(t, ctx, "auth")
 	browsertest.Eval[bool](t, ctx, `(() => { document.querySelector("button.signout").click(); return true })()`)
 	poll(ctx, state+` === "not signed in"`)
 }
