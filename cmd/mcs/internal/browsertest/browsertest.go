@@ -83,6 +83,23 @@ func Eval[T any](tb testing.TB, ctx context.Context, expr string) T {
 // updateScreenshots is the flag of the browser tests that take screenshots.
 var updateScreenshots = flag.Bool("update-screenshots", false, "write a PNG screenshot of each page of mcs ui to docs/console/")
 
+// repoRoot is the directory of go.mod above the test's working directory at
+// start, before a test changes it; "" when there is none.
+var repoRoot = func() string {
+	d, err := os.Getwd()
+	for err == nil {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d
+		}
+		up := filepath.Dir(d)
+		if up == d {
+			break
+		}
+		d = up
+	}
+	return ""
+}()
+
 // Shot saves a screenshot of the tab as docs/console/NAME.png of the
 // repository (the directory of go.mod above the test's), when the test runs
 // with -update-screenshots; otherwise it does nothing.
@@ -95,21 +112,10 @@ func Shot(tb testing.TB, ctx context.Context, name string) {
 	if err != nil {
 		tb.Fatalf("screenshot %s: %v", name, err)
 	}
-	root, err := os.Getwd()
-	if err != nil {
-		tb.Fatal(err)
+	if repoRoot == "" {
+		tb.Fatal("screenshot: no go.mod above the test's directory")
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(root, "go.mod")); err == nil {
-			break
-		}
-		up := filepath.Dir(root)
-		if up == root {
-			tb.Fatal("screenshot: no go.mod above the test's directory")
-		}
-		root = up
-	}
-	dir := filepath.Join(root, "docs", "console")
+	dir := filepath.Join(repoRoot, "docs", "console")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		tb.Fatal(err)
 	}

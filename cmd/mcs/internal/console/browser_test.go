@@ -2,6 +2,7 @@ package console
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -141,6 +142,7 @@ func TestAuthInBrowser(t *testing.T) {
 	as := oauthtest.New(t)
 	u := newUnattached(t)
 	st, d := oauthStack(t, as, t.TempDir(), "memory:", nil)
+	st.File = filepath.Base(st.File) // the screenshot names the file, not the temporary directory
 	u.attach(st, d)
 	// The page reloads on its own when a sign-in starts or ends: a poll that
 	// a reload interrupts is run again on the new page.
