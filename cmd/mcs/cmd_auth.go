@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcs-go/mcs/cmd/mcs/internal/signins"
 	"github.com/mcs-go/mcs/middleware/auth"
 	"github.com/mcs-go/mcs/stack"
 )
@@ -128,27 +129,13 @@ whether it can be refreshed. No token is printed.`,
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "LABEL\tSCOPE\tMODE\tSTATE\tOAUTH SCOPES\tEXPIRES\tSTORE")
 			var fails []string
-			for _, in := range ins {
-				p, err := st.CredentialProvider(c.Context(), in.Label)
-				if err != nil {
-					fails = append(fails, fmt.Sprintf("%s: %v", in.Label, err))
+			for _, r := range signins.Status(c.Context(), st) {
+				if r.Err != nil {
+					fails = append(fails, fmt.Sprintf("%s: %v", r.Label, r.Err))
 					continue
 				}
-				sp, ok := p.(interface {
-					Status(context.Context, string) (auth.TokenStatus, error)
-				})
-				if !ok {
-					continue
-				}
-				for _, scope := range in.Scopes {
-					s, err := sp.Status(c.Context(), scope)
-					if err != nil {
-						fails = append(fails, fmt.Sprintf("%s: %v", in.Label, err))
-						continue
-					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", safeText(in.Label), safeText(scope), in.Mode, state(s),
-						dash(safeText(strings.Join(s.Scopes, " "))), expires(s), safeText(in.Store))
-				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", safeText(r.Label), safeText(r.Scope), r.Mode, r.State(),
+					dash(safeText(strings.Join(r.Token.Scopes, " "))), r.Expires(when), safeText(r.Store))
 			}
 			tw.Flush()
 			if len(fails) > 0 {
@@ -158,28 +145,6 @@ whether it can be refreshed. No token is printed.`,
 			return nil
 		},
 	}
-}
-
-func state(s auth.TokenStatus) string {
-	switch {
-	case !s.SignedIn:
-		return "not signed in"
-	case s.Expired && s.Refreshable:
-		return "expired, refreshable"
-	case s.Expired:
-		return "expired"
-	}
-	return "signed in"
-}
-
-func expires(s auth.TokenStatus) string {
-	if !s.SignedIn {
-		return "-"
-	}
-	if s.Expiry.IsZero() {
-		return "never"
-	}
-	return when(s.Expiry)
 }
 
 func newAuthLogout(a *app) *cobra.Command {
@@ -196,20 +161,8 @@ The authorization server is not told; revoke the grant there too if needed.`,
 			if err != nil {
 				return err
 			}
-			p, err := st.CredentialProvider(c.Context(), in.Label)
-			if err != nil {
-				return failed("%v", err)
-			}
-			f, ok := p.(interface {
-				Forget(context.Context, string) error
-			})
-			if !ok {
-				return failed("the provider of %s cannot sign out", safeText(in.Label))
-			}
-			for _, scope := range in.Scopes {
-				if err := f.Forget(c.Context(), scope); err != nil {
-					return failed("sign out for %s: %v", safeText(scope), err)
-				}
+			if err := signins.SignOut(c.Context(), st, in); err != nil {
+				return failed("%s", safeText(err.Error()))
 			}
 			fmt.Fprintf(a.stdout, "Signed out for %s.\n", safeText(in.Label))
 			return nil

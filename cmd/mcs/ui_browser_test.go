@@ -4,11 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"net/http"
 	"net/http/cookiejar"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -20,8 +17,6 @@ import (
 	"github.com/mcs-go/mcs/cmd/mcs/internal/browsertest"
 	"github.com/mcs-go/mcs/cmd/mcs/internal/demo"
 )
-
-var updateScreenshots = flag.Bool("update-screenshots", false, "write a PNG screenshot of each page of mcs ui to docs/console/")
 
 // browser starts a headless chromium; the returned context is its first tab.
 func browser(tb testing.TB) context.Context { return browsertest.Start(tb) }
@@ -101,27 +96,7 @@ func startUIHere(tb testing.TB, args ...string) (string, time.Time, *lockedBuffe
 
 // shot saves a screenshot of the tab as docs/console/NAME.png, with
 // -update-screenshots.
-func shot(t *testing.T, ctx context.Context, name string) {
-	t.Helper()
-	if !*updateScreenshots {
-		return
-	}
-	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
-	if err != nil {
-		t.Fatalf("screenshot %s: %v", name, err)
-	}
-	dir := filepath.Join(repoRoot(t), "docs", "console")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-var repoDir = func() string { d, _ := os.Getwd(); return filepath.Join(d, "..", "..") }()
-
-func repoRoot(*testing.T) string { return repoDir }
+func shot(t *testing.T, ctx context.Context, name string) { browsertest.Shot(t, ctx, name) }
 
 // within bounds browser steps; the browser test must not hang.
 func within(ctx context.Context, steps ...chromedp.Action[chromedp.Void]) error {
@@ -256,7 +231,10 @@ func TestUIInBrowser(t *testing.T) {
 
 	for _, p := range []string{"prompt", "auth", "chat"} {
 		fail("open "+p, within(ctx, chromedp.Navigate(base+"/"+p), chromedp.WaitVisible(chromedp.CSS("main h1"))))
-		if p != "chat" { // the chat's screenshot is TestUIChatInBrowser's, with a model
+		// The chat's screenshot is TestUIChatInBrowser's, with a model; the
+		// Auth page's is TestAuthInBrowser's (cmd/mcs/internal/console), with
+		// a driver that signs in.
+		if p == "prompt" {
 			shot(t, ctx, p)
 		}
 	}

@@ -4,8 +4,10 @@ package browsertest
 
 import (
 	"context"
+	"flag"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -76,4 +78,48 @@ func Eval[T any](tb testing.TB, ctx context.Context, expr string) T {
 		tb.Fatalf("evaluate %s: %v", expr, err)
 	}
 	return v
+}
+
+// updateScreenshots is the flag of the browser tests that take screenshots.
+var updateScreenshots = flag.Bool("update-screenshots", false, "write a PNG screenshot of each page of mcs ui to docs/console/")
+
+// repoRoot is the directory of go.mod above the test's working directory at
+// start, before a test changes it; "" when there is none.
+var repoRoot = func() string {
+	d, err := os.Getwd()
+	for err == nil {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d
+		}
+		up := filepath.Dir(d)
+		if up == d {
+			break
+		}
+		d = up
+	}
+	return ""
+}()
+
+// Shot saves a screenshot of the tab as docs/console/NAME.png of the
+// repository (the directory of go.mod above the test's), when the test runs
+// with -update-screenshots; otherwise it does nothing.
+func Shot(tb testing.TB, ctx context.Context, name string) {
+	tb.Helper()
+	if !*updateScreenshots {
+		return
+	}
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		tb.Fatalf("screenshot %s: %v", name, err)
+	}
+	if repoRoot == "" {
+		tb.Fatal("screenshot: no go.mod above the test's directory")
+	}
+	dir := filepath.Join(repoRoot, "docs", "console")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
+		tb.Fatal(err)
+	}
 }

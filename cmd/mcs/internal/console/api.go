@@ -13,6 +13,7 @@ import (
 	"github.com/mcs-go/mcs"
 	"github.com/mcs-go/mcs/approvals"
 	"github.com/mcs-go/mcs/cmd/mcs/internal/calls"
+	"github.com/mcs-go/mcs/middleware/auth"
 	"github.com/mcs-go/mcs/middleware/permission"
 )
 
@@ -104,6 +105,13 @@ func (s *Server) outcome(name string, args map[string]any, res any, err error) O
 	if err != nil {
 		var ce *permission.ConsentError
 		var ae *mcs.ArgumentsError
+		if ch, ok := errors.AsType[*auth.Challenge](err); ok {
+			// A driver that signs in without the auth middleware gives the
+			// challenge as its error: the same sign-in, shown the same way.
+			sig := ch.Result()
+			s.noteChallenge(sig)
+			return Outcome{Kind: "challenge", Title: name + " needs authentication: see the Auth page", Text: calls.Pretty(s.redactValue(sig, known))}
+		}
 		switch {
 		case errors.As(err, &ce):
 			return Outcome{Kind: "not-run", Title: name + " was not run", Text: s.red.Text(err.Error(), known)}
@@ -308,9 +316,12 @@ type requestView struct {
 	Label     string         `json:"label,omitempty"`
 	Tool      string         `json:"tool"`
 	Arguments map[string]any `json:"arguments"`
-	Created   time.Time      `json:"created"`
-	Expires   time.Time      `json:"expires"`
-	Decision  *decisionView  `json:"decision,omitempty"`
+	// Details is what the driver adds for the person deciding (a mail
+	// draft in full), redacted as the arguments are; nil when none.
+	Details  any           `json:"details,omitempty"`
+	Created  time.Time     `json:"created"`
+	Expires  time.Time     `json:"expires"`
+	Decision *decisionView `json:"decision,omitempty"`
 }
 
 type decisionView struct {
@@ -357,10 +368,15 @@ func (s *Server) approvalsView(ctx context.Context) approvalsAnswer {
 		return out
 	}
 	for _, rq := range list {
-		args, _ := s.red.Args(rq.Arguments)
+		args, known := s.red.Args(rq.Arguments)
 		v := requestView{ID: rq.ID, State: string(rq.State), Label: rq.Label, Tool: rq.Tool, Arguments: args, Created: rq.Created, Expires: rq.Expires}
 		if args == nil {
 			v.Arguments = map[string]any{}
+		}
+		if len(rq.Details) > 0 {
+			// Redacted as a result is: secret keys, and the secrets of the
+			// arguments and of name/value pairs in the text (a draft's body).
+			v.Details = s.redactPlain(rq.Details, known)
 		}
 		if d := rq.Decision; d != nil {
 			v.Decision = &decisionView{Approve: d.Approve, By: s.red.Text(d.By, nil), Reason: s.red.Text(d.Reason, nil), At: d.At}

@@ -2,13 +2,16 @@ package console
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/mcs-go/mcs/approvals"
 	"github.com/mcs-go/mcs/cmd/mcs/internal/browsertest"
+	"github.com/mcs-go/mcs/internal/oauthtest"
 )
 
 // The Audit page's event stream reconnects when the connection drops, and
@@ -51,7 +54,8 @@ func TestEventStreamReconnectsInBrowser(t *testing.T) {
 
 // With ask = "queue", a Run waits for approval; approved with a reason on the
 // Approvals page of another tab and run there, it runs once, and the decided
-// request says who, when and why.
+// request says who, when and why. A request whose details (from its driver)
+// hold markup shows them as text beside its arguments, and no script runs.
 func TestQueuedApprovalInBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the browser test starts chromium")
@@ -105,4 +109,89 @@ func TestQueuedApprovalInBrowser(t *testing.T) {
 	if n := browsertest.Eval[int](t, tab2, `document.querySelectorAll("#decided button.run").length`); n != 0 {
 		t.Errorf("a used request still offers Run now")
 	}
+
+	if _, err := u.srv.store.Create(context.Background(), approvals.Request{
+		Label: "mail", Tool: "send_draft", Fingerprint: "f-details", Expires: time.Now().Add(time.Hour),
+		Arguments: map[string]any{"draft_id": "d1"},
+		Details:   map[string]any{"draft": map[string]any{"subject": "hi", "body": hostile}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	poll(tab2, `document.querySelector("#pending .request pre.details") !== null`)
+	got := browsertest.Eval[string](t, tab2, `document.querySelector("#pending .request pre.details").textContent`)
+	if !strings.Contains(got, `<script>window.pwned=1</script>`) || !strings.Contains(got, `"subject": "hi"`) {
+		t.Errorf("the details show %q, not the draft as text", got)
+	}
+	if n := browsertest.Eval[int](t, tab2, `document.querySelectorAll("#pending script, #pending img").length`); n != 0 {
+		t.Errorf("the details were inserted as markup: %d elements", n)
+	}
+	if pwned := browsertest.Eval[bool](t, tab2, `window.pwned !== undefined`); pwned {
+		t.Error("the script of the details ran")
+	}
+}
+
+// The Auth page signs in in the browser: Sign in shows the link; the link,
+// opened in another tab, signs in through the loopback listener of this
+// process, and the first tab shows it without a reload by hand; Sign out
+// signs out.
+func TestAuthInBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the browser test starts chromium")
+	}
+	ctx := browsertest.Start(t)
+	as := oauthtest.New(t)
+	u := newUnattached(t)
+	st, d := oauthStack(t, as, t.TempDir(), "memory:", nil)
+	st.File = filepath.Base(st.File) // the screenshot names the file, not the temporary directory
+	u.attach(st, d)
+	// The page reloads on its own when a sign-in starts or ends: a poll that
+	// a reload interrupts is run again on the new page.
+	poll := func(c context.Context, expr string) {
+		t.Helper()
+		deadline := time.Now().Add(15 * time.Second)
+		for {
+			_, err := chromedp.Run(c, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(time.Until(deadline))))
+			if err == nil {
+				return
+			}
+			if time.Now().After(deadline) || !strings.Contains(err.Error(), "(-32000)") {
+				t.Fatalf("waiting for %s: %v", expr, err)
+			}
+		}
+	}
+	state := `document.querySelector('tr[data-scope="gh"] .state').textContent`
+	if err := browsertest.Within(ctx,
+		chromedp.Navigate(u.ts.URL+"/?token="+u.srv.Token()),
+		chromedp.Navigate(u.ts.URL+"/auth"),
+		chromedp.WaitVisible(chromedp.CSS(`section[data-label="gh"] button.signin-start`)),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if got := browsertest.Eval[string](t, ctx, state); got != "not signed in" {
+		t.Errorf("state %q before the sign-in", got)
+	}
+	poll(ctx, `document.querySelector("#live").className === "live up"`)
+	browsertest.Eval[bool](t, ctx, `(() => { document.querySelector("button.signin-start").click(); return true })()`)
+	poll(ctx, `document.querySelector("a.signin-link") !== null`)
+	link := browsertest.Eval[string](t, ctx, `document.querySelector("a.signin-link").href`)
+	if !strings.HasPrefix(link, as.AuthURL()+"?") {
+		t.Fatalf("the sign-in link is %q", link)
+	}
+	poll(ctx, `document.querySelector("#live").className === "live up"`)
+
+	tab2, cancel := chromedp.NewContext(ctx)
+	defer cancel()
+	if err := chromedp.Do(tab2); err != nil {
+		t.Fatal(err)
+	}
+	if err := browsertest.Within(tab2, chromedp.Navigate(link)); err != nil {
+		t.Fatal(err)
+	}
+	poll(ctx, state+` === "signed in"`)
+	if got := browsertest.Eval[string](t, ctx, `document.querySelector('section[data-label="gh"]').textContent`); !strings.Contains(got, "repo read:user") || strings.Contains(got, "Open the sign-in page") {
+		t.Errorf("after the sign-in the section reads %q", got)
+	}
+	browsertest.Shot(t, ctx, "auth")
+	browsertest.Eval[bool](t, ctx, `(() => { document.querySelector("button.signout").click(); return true })()`)
+	poll(ctx, state+` === "not signed in"`)
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/mcs-go/mcs"
+	"github.com/mcs-go/mcs/middleware/auth"
 	"github.com/mcs-go/mcs/runner"
 )
 
@@ -70,6 +71,8 @@ func (s *Server) apiChat(w http.ResponseWriter, r *http.Request) {
 			}
 			if mcs.CodeOf(rec.Result, nil) == mcs.CodeChallenge {
 				s.noteChallenge(rec.Result)
+			} else if ch, ok := errors.AsType[*auth.Challenge](rec.Err); ok {
+				s.noteChallenge(ch.Result())
 			}
 			callsMu.Lock()
 			out.Calls = append(out.Calls, chatCall{Name: rec.Name, Args: string(args), Outcome: kind})

@@ -45,8 +45,6 @@ type Config struct {
 	// ModelHint says how to point the chat at another endpoint when the model
 	// cannot be reached, such as "--base-url URL or OPENAI_BASE_URL".
 	ModelHint string
-	// Auth is the source of the Auth page; nil reads the stack's credentials.
-	Auth AuthSource
 }
 
 // Server is the web console. Create it with [New] before the stack is built,
@@ -66,17 +64,21 @@ type Server struct {
 	mux    *http.ServeMux
 	h      http.Handler
 
-	mu       sync.Mutex
-	st       *stack.Stack
-	driver   mcs.Driver
-	buildErr error
-	store    approvals.Store
-	storeErr error
-	consents []*question
-	nextQ    int
-	signIns  []SignIn
-	chat     *chatSession
+	mu        sync.Mutex
+	st        *stack.Stack
+	driver    mcs.Driver
+	buildErr  error
+	store     approvals.Store
+	storeErr  error
+	consents  []*question
+	nextQ     int
+	signIns   []SignIn             // waiting for the user
+	followers map[string]*follower // by scope: the sign-ins followed
+	outcomes  map[string]outcome   // by scope: how the last sign-in ended
+	chat      *chatSession
 
+	ctx       context.Context // ends with Close: the sign-ins followed
+	cancel    context.CancelFunc
 	done      chan struct{}
 	closeOnce sync.Once
 }
@@ -95,7 +97,9 @@ func New(cfg Config) (*Server, error) {
 		cfg: cfg, hosts: cfg.Hosts, token: cfg.Token, key: []byte(randomString(32)), tmpl: tmpl,
 		static: http.StripPrefix("/assets/", http.FileServerFS(Assets())),
 		red:    redact.New(nil, 0), hub: newHub(), done: make(chan struct{}),
+		followers: map[string]*follower{}, outcomes: map[string]outcome{},
 	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
 	if s.token == "" {
 		s.token = randomString(24)
 	}
@@ -134,10 +138,11 @@ func (s *Server) Attach(ctx context.Context, st *stack.Stack, d mcs.Driver, buil
 	s.hub.publish("approvals", nil)
 }
 
-// Close ends the event streams and the watch of the approval store; the
-// pages still answer. Safe to call more than once.
+// Close ends the event streams, the watch of the approval store and the
+// sign-ins the console follows; the pages still answer. Safe to call more
+// than once.
 func (s *Server) Close() error {
-	s.closeOnce.Do(func() { close(s.done) })
+	s.closeOnce.Do(func() { close(s.done); s.cancel() })
 	return nil
 }
 
@@ -161,6 +166,8 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /api/consent", s.apiConsent)
 	m.HandleFunc("POST /api/chat", s.apiChat)
 	m.HandleFunc("POST /api/chat/reset", s.apiChatReset)
+	m.HandleFunc("POST /api/auth/signin", s.apiSignIn)
+	m.HandleFunc("POST /api/auth/signout", s.apiSignOut)
 	m.HandleFunc("GET /events", s.events)
 	s.mux = m
 	s.h = s.guard(m)
@@ -216,11 +223,12 @@ func (s *Server) decisionsToAudit(ctx context.Context, store approvals.Store, ju
 	return err
 }
 
-var funcs = template.FuncMap{
-	"when": func(t time.Time) string {
-		if t.IsZero() {
-			return "-"
-		}
-		return t.Local().Format("2006-01-02 15:04:05")
-	},
+var funcs = template.FuncMap{"when": when}
+
+// when is t as the pages show a time; "-" when zero.
+func when(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.Local().Format("2006-01-02 15:04:05")
 }

@@ -4,17 +4,20 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"golang.org/x/net/html"
+	"io"
 	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/net/html"
 
 	"github.com/mcs-go/mcs"
+	"github.com/mcs-go/mcs/approvals"
 	"github.com/mcs-go/mcs/middleware/permission"
 	"github.com/mcs-go/mcs/stack"
 )
@@ -370,4 +373,61 @@ func TestEventsWithoutBacklog(t *testing.T) {
 		}
 	}
 	t.Fatal("the stream ended")
+}
+
+// A request's details (what its driver adds for the person deciding, such as a
+// mail draft) reach the Approvals page beside its arguments: redacted as the
+// other values are, and as JSON text whose markup is escaped, never markup.
+func TestApprovalDetails(t *testing.T) {
+	u := newUnattached(t)
+	st, d := queueStack(t, func() *Server { return u.srv })
+	u.attach(st, d)
+	tc := u.login()
+	body := "Hello,\n" + hostile + "\nthe password: hunter2"
+	rq, err := u.srv.store.Create(context.Background(), approvals.Request{
+		Label: "mail", Tool: "send_draft", Fingerprint: "f1", Expires: time.Now().Add(time.Hour),
+		Arguments: map[string]any{"draft_id": "d1", "token": "tok-in-args-123"},
+		Details: map[string]any{
+			"draft":    map[string]any{"to": "a@example.com", "subject": "<b>hi</b>", "body": body, "note": "tok-in-args-123"},
+			"api_key":  "sk-live-abcdef123456",
+			"draft_id": "d1",
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := tc.c.Get(tc.ts.URL + "/api/approvals")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, bad := range []string{"<script", "<img", "<b>", "hunter2", "sk-live-abcdef123456", "tok-in-args-123"} {
+		if strings.Contains(string(raw), bad) {
+			t.Errorf("the approvals answer holds %q:\n%s", bad, raw)
+		}
+	}
+	var view struct {
+		Pending []struct {
+			ID      string         `json:"id"`
+			Details map[string]any `json:"details"`
+		} `json:"pending"`
+	}
+	if err := json.Unmarshal(raw, &view); err != nil {
+		t.Fatal(err)
+	}
+	if len(view.Pending) != 1 || view.Pending[0].ID != rq.ID {
+		t.Fatalf("pending %+v; want the request %s", view.Pending, rq.ID)
+	}
+	want := map[string]any{
+		"draft": map[string]any{
+			"to": "a@example.com", "subject": "<b>hi</b>",
+			"body": "Hello,\n" + hostile + "\nthe password: [REDACTED]", "note": "[REDACTED]",
+		},
+		"api_key":  "[REDACTED]",
+		"draft_id": "d1",
+	}
+	if diff := cmp.Diff(want, view.Pending[0].Details); diff != "" {
+		t.Errorf("details (-want +got):\n%s", diff)
+	}
 }

@@ -1,7 +1,8 @@
 // Package console is the web console of mcs ui: pages to search and run the
 // stack's tools, see the prompt and its budget, process a pasted model reply,
-// decide the calls that wait for approval or consent, follow the audit log,
-// see the sign-ins and, with a model, chat. It is served by the mcs binary
+// decide the calls that wait for approval or consent (with the details their
+// driver adds), follow the audit log, see and follow the sign-ins of the
+// stack's drivers, sign in and out, and, with a model, chat. It is served by the mcs binary
 // from files embedded in it (html/template pages, one small hand-written
 // script and style sheet): no build step, nothing fetched at run time.
 //
@@ -22,6 +23,8 @@
 //     script, with a nonce fresh for each response, and no inline script,
 //     style or eval;
 //   - every value shown (results, arguments, errors, descriptions, audit
-//     records) is redacted as the audit log is (internal/redact), inserted as
-//     text, never as markup, and no secret is ever put in a page.
+//     records, approval details) is redacted as the audit log is
+//     (internal/redact), inserted as text, never as markup, and no secret is
+//     ever put in a page or an event: the Auth page shows what a token store
+//     holds (signed in, expiry, scopes), never a token.
 package console

@@ -2,7 +2,6 @@ package console
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"net/http"
 	"slices"
@@ -234,29 +233,4 @@ func (s *Server) promptData(r *http.Request, d mcs.Driver) any {
 		}
 	}
 	return out
-}
-
-type authPage struct {
-	SignIns []SignIn
-	Tokens  []TokenStatus
-}
-
-func (s *Server) authData(r *http.Request, _ mcs.Driver) any {
-	src := s.authSource()
-	s.mu.Lock()
-	out := authPage{SignIns: slices.Clone(s.signIns)}
-	s.mu.Unlock()
-	ctx := context.WithoutCancel(r.Context())
-	out.SignIns = append(out.SignIns, src.SignIns(ctx)...)
-	out.Tokens = src.Tokens(ctx)
-	return out
-}
-
-func (s *Server) authSource() AuthSource {
-	if s.cfg.Auth != nil {
-		return s.cfg.Auth
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return StackAuth(s.st)
 }

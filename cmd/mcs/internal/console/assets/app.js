@@ -81,6 +81,23 @@
   on("approvals", refreshApprovals);
   on("open", refreshApprovals);
 
+  // callView shows a request's arguments and, beside them, the details its
+  // driver adds for the person deciding (a mail draft in full).
+  function callView(r) {
+    var box = el("div", "call");
+    var args = el("div", "part");
+    args.appendChild(el("h4", null, "Arguments"));
+    args.appendChild(el("pre", "args", JSON.stringify(r.arguments, null, 2)));
+    box.appendChild(args);
+    if (r.details !== undefined) {
+      var det = el("div", "part");
+      det.appendChild(el("h4", null, "Details from the driver"));
+      det.appendChild(el("pre", "details", JSON.stringify(r.details, null, 2)));
+      box.appendChild(det);
+    }
+    return box;
+  }
+
   function renderApprovals(a) {
     var err = document.getElementById("approvals-error");
     err.hidden = !a.error; err.textContent = a.error || "";
@@ -106,7 +123,7 @@
       var d = el("div", "request");
       d.dataset.id = r.id;
       d.appendChild(el("p", null, (r.label ? r.label + ": " : "") + r.tool + " — " + r.id + " (made " + when(r.created) + ", expires " + when(r.expires) + ")"));
-      d.appendChild(el("pre", "args", JSON.stringify(r.arguments, null, 2)));
+      d.appendChild(callView(r));
       var reason = el("input", "reason");
       reason.placeholder = "reason (kept with the decision; a denial's is given to the model)";
       var yes = el("button", "approve", "Approve"), no = el("button", "deny", "Deny");
@@ -127,7 +144,8 @@
       var tr = el("tr");
       tr.dataset.id = r.id;
       var dec = r.decision || {};
-      [r.id, r.state, (r.label ? r.label + ": " : "") + r.tool, JSON.stringify(r.arguments),
+      [r.id, r.state, (r.label ? r.label + ": " : "") + r.tool,
+        JSON.stringify(r.arguments) + (r.details !== undefined ? "\ndetails: " + JSON.stringify(r.details) : ""),
         r.decision ? (dec.approve ? "approved" : "denied") : "-", dec.by || "-", when(dec.at), dec.reason || ""].forEach(function (v) {
           tr.appendChild(el("td", null, v));
         });
@@ -241,7 +259,31 @@
     };
   }
 
+  // The Auth page: sign in and sign out; it reloads when a sign-in starts or
+  // ends ("auth" events).
+  function initAuth() {
+    if (page !== "auth") return;
+    var err = document.getElementById("auth-error");
+    function act(btn, path, body) {
+      btn.disabled = true;
+      post(path, body).then(function (res) {
+        btn.disabled = false;
+        if (res.error) { err.hidden = false; err.textContent = res.error; return; }
+        location.reload();
+      });
+    }
+    document.querySelectorAll("button.signin-start").forEach(function (b) {
+      b.onclick = function () {
+        act(b, "/api/auth/signin", { label: b.closest("section").dataset.label, scope: b.dataset.scope });
+      };
+    });
+    document.querySelectorAll("button.signout").forEach(function (b) {
+      b.onclick = function () { act(b, "/api/auth/signout", { label: b.dataset.label }); };
+    });
+  }
+
   on("auth", function () { if (page === "auth") location.reload(); });
+  initAuth();
   initTools();
   initProcess();
   initAudit();
