@@ -55,8 +55,12 @@ type StreamBuffer struct {
 	// Spans before live lie wholly before the display cursor.
 	consumed []span
 	live     int
-	// states are the drivers' own states on the buffer (see StreamState).
-	states map[any]any
+	// states are the drivers' own states on the buffer (see StreamState);
+	// lastKey and lastState are the entry asked for last, which a driver asks
+	// for again after every Add.
+	states    map[any]any
+	lastKey   any
+	lastState any
 
 	// ranNative are the native calls some driver ran, in the round ranRound; from
 	// the next Add on they are in dropNative, and Message leaves them out.
@@ -688,6 +692,19 @@ type stateKey[T any] struct{ key any }
 func StreamState[T any](buf *StreamBuffer, key any) *T {
 	buf.mu.Lock()
 	defer buf.mu.Unlock()
+	if buf.lastState != nil && buf.lastKey == key {
+		if st, ok := buf.lastState.(*T); ok {
+			return st
+		}
+	}
+	st := stateOf[T](buf, key)
+	buf.lastKey, buf.lastState = key, st
+	return st
+}
+
+// stateOf looks the state of key and T up in buf.states, making it when
+// missing; buf.mu must be held.
+func stateOf[T any](buf *StreamBuffer, key any) *T {
 	var k any = key
 	if st, ok := buf.states[k]; ok {
 		if st, ok := st.(*T); ok {
