@@ -147,6 +147,7 @@ type result struct {
 	Alloc     uint64        `json:"server_alloc_bytes"`
 	GCs       uint32        `json:"server_gcs"`
 	Wire      int64         `json:"wire_bytes"`
+	MaxRSS    int64         `json:"server_maxrss_bytes"` // the server process's peak resident set
 }
 
 func (r result) callsPerSec() float64  { return float64(r.Calls) / r.Elapsed.Seconds() }
@@ -260,10 +261,11 @@ func measure(ctx context.Context, cfg config, kind string, stateless bool, n int
 		Server: kind, Stateless: stateless, Sessions: n,
 		Calls: len(lat), Elapsed: elapsed,
 		P50: lat[len(lat)/2], P99: lat[len(lat)*99/100],
-		CPU:   after.CPU - before.CPU,
-		Alloc: after.Alloc - before.Alloc,
-		GCs:   after.GCs - before.GCs,
-		Wire:  (after.WireIn - before.WireIn) + (after.WireOut - before.WireOut),
+		CPU:    after.CPU - before.CPU,
+		Alloc:  after.Alloc - before.Alloc,
+		GCs:    after.GCs - before.GCs,
+		Wire:   (after.WireIn - before.WireIn) + (after.WireOut - before.WireOut),
+		MaxRSS: after.MaxRSS,
 	}, nil
 }
 

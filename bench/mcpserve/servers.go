@@ -96,6 +96,7 @@ type stats struct {
 	WireIn   int64         `json:"wire_in"`  // bytes read from client connections
 	WireOut  int64         `json:"wire_out"` // bytes written to them
 	HeapPeak uint64        `json:"heap_sys"` // heap obtained from the OS
+	MaxRSS   int64         `json:"maxrss"`   // peak resident set, bytes
 }
 
 // serve runs one server process: it listens on a loopback port, prints the
@@ -125,6 +126,7 @@ func serve(kind string, stateless bool) error {
 			WireIn:   cl.in.Load(),
 			WireOut:  cl.out.Load(),
 			HeapPeak: ms.HeapSys,
+			MaxRSS:   ru.Maxrss * 1024, // getrusage reports kilobytes on Linux
 		})
 	})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
