@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/mcs-go/mcs/internal/secreturl"
 )
 
 // OpenFunc opens the store a URL names, for [Open]; see [RegisterScheme].
@@ -80,10 +82,10 @@ func Open(ctx context.Context, url string, opts ...Option) (Store, error) {
 			return open(ctx, url, opts...)
 		}
 		if pkg, known := storePackages[key]; known {
-			return nil, fmt.Errorf("approvals: open %q: the %s store is not linked in; import _ \"github.com/mcs-go/mcs/approvals/%s\"", redactURL(url), pkg, pkg)
+			return nil, fmt.Errorf("approvals: open %q: the %s store is not linked in; import _ \"github.com/mcs-go/mcs/approvals/%s\"", secreturl.Redact(url), pkg, pkg)
 		}
 	}
-	return nil, fmt.Errorf("approvals: unsupported store URL %q: want %s", redactURL(url), acceptedForms())
+	return nil, fmt.Errorf("approvals: unsupported store URL %q: want %s", secreturl.Redact(url), acceptedForms())
 }
 
 // acceptedForms lists the URL forms Open accepts.
@@ -98,20 +100,4 @@ func acceptedForms() string {
 	schemesMu.RUnlock()
 	slices.Sort(forms[2:])
 	return strings.Join(forms, ", ") + ", or memory:"
-}
-
-// redactURL hides a password in a URL that is echoed in an error.
-func redactURL(u string) string {
-	scheme, rest, ok := strings.Cut(u, "://")
-	if !ok {
-		return u
-	}
-	userinfo, host, ok := strings.Cut(rest, "@")
-	if !ok || strings.Contains(userinfo, "/") {
-		return u
-	}
-	if user, _, ok := strings.Cut(userinfo, ":"); ok {
-		return scheme + "://" + user + ":xxxxx@" + host
-	}
-	return u
 }

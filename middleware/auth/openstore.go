@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/mcs-go/mcs/internal/secreturl"
 )
 
 // OpenStoreFunc opens the token store a URL names, for [OpenStore]; see
@@ -140,17 +142,4 @@ func storeForms() string {
 }
 
 // RedactURL hides a password in a store URL that is echoed in a message.
-func RedactURL(u string) string {
-	scheme, rest, ok := strings.Cut(u, "://")
-	if !ok {
-		return u
-	}
-	userinfo, host, ok := strings.Cut(rest, "@")
-	if !ok || strings.Contains(userinfo, "/") {
-		return u
-	}
-	if user, _, ok := strings.Cut(userinfo, ":"); ok {
-		return scheme + "://" + user + ":xxxxx@" + host
-	}
-	return u
-}
+func RedactURL(u string) string { return secreturl.Redact(u) }
