@@ -194,3 +194,17 @@ func TestApprovalStoreErrors(t *testing.T) {
 		t.Errorf("Build: %v\nwant it to start %q", err, want)
 	}
 }
+
+// TestDecisionSink: an audit file's mark in a shared store is its absolute
+// path on this host, however the path was written.
+func TestDecisionSink(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	abs := filepath.Join(dir, "audit.jsonl")
+	if DecisionSink("audit.jsonl") != DecisionSink(abs) {
+		t.Errorf("a relative and an absolute path of one file give two sinks: %q, %q", DecisionSink("audit.jsonl"), DecisionSink(abs))
+	}
+	if other := DecisionSink(filepath.Join(t.TempDir(), "audit.jsonl")); other == DecisionSink(abs) {
+		t.Errorf("two directories' audit files share the sink %q", other)
+	}
+}

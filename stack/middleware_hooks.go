@@ -74,8 +74,17 @@ func (c *hooksConfig) Middleware(_ context.Context, b *Builder) (mcs.ToolMiddlew
 }
 
 // DecisionSink is the name under which [Stack.AuditDecisions] records, in an
-// approval store's journal, how far the audit file at path holds the journal.
-func DecisionSink(path string) string { return "audit-file:" + path }
+// approval store's journal, how far the audit file at path holds the journal:
+// the machine's host name and the file's absolute path, so that audit files of
+// other directories or machines sharing one store (PostgreSQL) keep their own
+// marks.
+func DecisionSink(path string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	host, _ := os.Hostname()
+	return "audit-file:" + host + ":" + path
+}
 
 // AuditDecisions records decisions of approval requests in the stack's audit log
 // ([middleware.hooks] audit_log), beside the records of calls, and returns how
