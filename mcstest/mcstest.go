@@ -113,37 +113,6 @@ func (r *report) try(what string, f func()) (ok bool) {
 	return true
 }
 
-// deepCopy copies the maps and slices of a JSON-like value, so that a later
-// comparison tells whether the original was modified.
-func deepCopy(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		if x == nil {
-			return x
-		}
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = deepCopy(e)
-		}
-		return out
-	case []any:
-		if x == nil {
-			return x
-		}
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = deepCopy(e)
-		}
-		return out
-	}
-	return v
-}
-
-func copyArgs(m map[string]any) map[string]any {
-	c, _ := deepCopy(m).(map[string]any)
-	return c
-}
-
 func equal(a, b any) bool { return reflect.DeepEqual(a, b) }
 
 // concurrently runs f from n goroutines at once and waits for them.

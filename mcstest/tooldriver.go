@@ -183,7 +183,7 @@ func checkListing(r *report, ctx context.Context, td mcs.ToolDriver, tools []mcs
 
 // runProbe makes the call of p and reports whether it succeeded.
 func runProbe(r *report, ctx context.Context, td mcs.ToolDriver, p Probe) (succeeded bool) {
-	args := copyArgs(p.Args)
+	args := mcs.CloneArgs(p.Args)
 	r.try("ExecuteTool("+p.Tool+")", func() {
 		res, err := td.ExecuteTool(ctx, p.Tool, args)
 		if !equal(args, p.Args) {
@@ -234,7 +234,7 @@ func checkCanceled(r *report, td mcs.ToolDriver, probes []Probe) {
 		if p.Invalid {
 			continue
 		}
-		check("ExecuteTool("+p.Tool+")", func() error { _, err := td.ExecuteTool(ctx, p.Tool, copyArgs(p.Args)); return err })
+		check("ExecuteTool("+p.Tool+")", func() error { _, err := td.ExecuteTool(ctx, p.Tool, mcs.CloneArgs(p.Args)); return err })
 	}
 }
 
@@ -254,7 +254,7 @@ func checkToolDriverConcurrent(r *report, td mcs.ToolDriver, tools []mcs.Tool, l
 		})
 		for i, p := range probes {
 			r.try("ExecuteTool("+p.Tool+")", func() {
-				_, err := td.ExecuteTool(ctx, p.Tool, copyArgs(p.Args))
+				_, err := td.ExecuteTool(ctx, p.Tool, mcs.CloneArgs(p.Args))
 				if (err == nil) != outcomes[i] {
 					r.fail(RuleConcurrent, "concurrent ExecuteTool(%q): error %v; alone it %s", p.Tool, err, map[bool]string{true: "succeeded", false: "failed"}[outcomes[i]])
 				}

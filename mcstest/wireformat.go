@@ -137,7 +137,7 @@ func callNames(cs []call) []string {
 // returns its calls.
 func checkWhole(r *report, f mcs.WireFormat, where string, s Sample) (whole []call) {
 	out := mcs.NewOutput(s.Output)
-	before := deepCopy(map[string]any(out.Message))
+	before := mcs.CloneValue(map[string]any(out.Message))
 	r.try("Match", func() {
 		if !f.Match(out) {
 			r.fail(RuleMatch, "%s: Match is false for %s", where, oneLine(fmt.Sprint(s.Output)))
@@ -173,7 +173,7 @@ func checkWhole(r *report, f mcs.WireFormat, where string, s Sample) (whole []ca
 	}
 	kept := make([]mcs.CallRecord, len(records))
 	for i, rec := range records {
-		rec.Arguments = copyArgs(rec.Arguments)
+		rec.Arguments = mcs.CloneArgs(rec.Arguments)
 		kept[i] = rec
 	}
 	r.try("History", func() {
@@ -406,7 +406,7 @@ func checkFormatConcurrent(r *report, f mcs.WireFormat, samples []Sample) {
 			if s.Output == nil {
 				continue
 			}
-			out := mcs.NewOutput(deepCopy(s.Output)) // each its own: the format's own state is on trial
+			out := mcs.NewOutput(mcs.CloneValue(s.Output)) // each its own: the format's own state is on trial
 			r.try("Extract", func() {
 				f.Match(out)
 				got := f.Extract(out)
