@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcs-go/mcs"
 	"github.com/mcs-go/mcs/internal/confine"
+	"github.com/mcs-go/mcs/internal/filetools"
 	"github.com/mcs-go/mcs/internal/textcut"
 	"github.com/mcs-go/mcs/tools"
 )
@@ -336,7 +337,7 @@ func (d *ToolDriver) listFiles(ctx context.Context, args listFilesArgs) (any, er
 	all = all[:min(len(all), maxListEntries)]
 	entries := make([]any, 0, len(all))
 	for _, de := range all {
-		e := map[string]any{"name": de.Name(), "type": typeName(de.Type())}
+		e := map[string]any{"name": de.Name(), "type": filetools.TypeName(de.Type())}
 		if info, err := de.Info(); err == nil && info.Mode().IsRegular() {
 			e["size"] = info.Size()
 		}
@@ -348,16 +349,4 @@ func (d *ToolDriver) listFiles(ctx context.Context, args listFilesArgs) (any, er
 		res["notice"] = fmt.Sprintf("only the first %d of %d entries are listed; run a command such as find to see more", len(all), total)
 	}
 	return res, nil
-}
-
-func typeName(m fs.FileMode) string {
-	switch {
-	case m.IsRegular():
-		return "file"
-	case m.IsDir():
-		return "directory"
-	case m&fs.ModeSymlink != 0:
-		return "symlink"
-	}
-	return "other"
 }

@@ -147,8 +147,9 @@ func toolDefs(maxRead int64) []*toolDef {
 	}
 }
 
-// typeName names the type of a file mode for results.
-func typeName(m fs.FileMode) string {
+// TypeName names the type of a file mode as the file tools report it: "file",
+// "directory", "symlink" or "other".
+func TypeName(m fs.FileMode) string {
 	switch {
 	case m.IsRegular():
 		return "file"
@@ -211,7 +212,7 @@ func (d *Driver) listDirectory(ctx context.Context, args listDirectoryArgs) (any
 	kept = firstByName(kept, d.limits.ListEntries)
 	entries := make([]any, 0, len(kept))
 	for _, de := range kept {
-		e := map[string]any{"name": de.Name(), "type": typeName(de.Type())}
+		e := map[string]any{"name": de.Name(), "type": TypeName(de.Type())}
 		if info, err := de.Info(); err == nil && info.Mode().IsRegular() {
 			e["size"] = info.Size()
 		}
@@ -392,7 +393,7 @@ func (d *Driver) searchFiles(ctx context.Context, args searchFilesArgs) (any, er
 			truncated = fmt.Sprintf("only the first %d matches are listed; use a narrower pattern or directory", d.limits.SearchResults)
 			return fs.SkipAll
 		}
-		e := map[string]any{"path": name, "type": typeName(de.Type())}
+		e := map[string]any{"path": name, "type": TypeName(de.Type())}
 		if de.Type().IsRegular() {
 			if info, err := de.Info(); err == nil {
 				e["size"] = info.Size()
@@ -432,7 +433,7 @@ func (d *Driver) fileInfo(_ context.Context, args pathArgs) (any, error) {
 			}
 		}
 	}
-	res["type"] = typeName(fi.Mode())
+	res["type"] = TypeName(fi.Mode())
 	if fi.Mode().IsRegular() {
 		res["size"] = fi.Size()
 	}
@@ -675,5 +676,5 @@ func (d *Driver) deleteFile(_ context.Context, args pathArgs) (any, error) {
 		}
 		return nil, fmt.Errorf("delete %q: %w", shown, confine.Classify(err, p))
 	}
-	return map[string]any{"path": shown, "deleted": true, "type": typeName(fi.Mode())}, nil
+	return map[string]any{"path": shown, "deleted": true, "type": TypeName(fi.Mode())}, nil
 }
