@@ -86,7 +86,11 @@ func waitAuth(t *testing.T, tc *testConsole, events chan event, want string) *ht
 		if ev.name != "auth" {
 			continue
 		}
-		if _, doc := tc.get("/auth"); scopeState(doc, "gh") == want {
+		// The token store says "signed in" a moment before the sign-in's
+		// follower ends and keeps its outcome, so an event of the challenge
+		// may show the new state with the sign-in still pending: wait for
+		// the page that has both the state and the outcome line.
+		if _, doc := tc.get("/auth"); scopeState(doc, "gh") == want && len(byClass(doc, "outcome-line")) > 0 && len(byClass(doc, "pending")) == 0 {
 			return doc
 		}
 	}
