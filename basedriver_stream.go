@@ -87,7 +87,8 @@ func (b *BaseDriver) ProcessStream(ctx context.Context, buf *StreamBuffer) Respo
 	if buf == nil {
 		return Response{}
 	}
-	p := b.decide(ctx, buf)
+	var p streamPlan
+	b.decide(ctx, buf, &p)
 	var resp Response
 	switch {
 	case len(p.native) > 0:
@@ -123,13 +124,13 @@ type streamPlan struct {
 // decide updates the driver's decoding state on buf and plans the round, using
 // only the buffer's exported protocol. It runs user code (tool listings, the
 // decoder) under the driver's own state lock, never under the buffer's.
-func (b *BaseDriver) decide(ctx context.Context, buf *StreamBuffer) streamPlan {
+func (b *BaseDriver) decide(ctx context.Context, buf *StreamBuffer, plan *streamPlan) {
 	st := StreamState[streamState](buf, b)
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	v := buf.View()
 	if v.Format == nil {
-		return streamPlan{}
+		return
 	}
 	if !st.decInit {
 		st.decInit = true
@@ -139,16 +140,15 @@ func (b *BaseDriver) decide(ctx context.Context, buf *StreamBuffer) streamPlan {
 		}
 	}
 
-	var plan streamPlan
 	nativeForming := false
 	if v.Native {
-		nativeForming = b.planNative(ctx, buf, st, v, &plan)
+		nativeForming = b.planNative(ctx, buf, st, &v, plan)
 	}
 	var found []ToolCall
 	if !st.dec.off && !nativeForming {
-		found = b.planText(ctx, st, v, &plan)
+		found = b.planText(ctx, st, &v, plan)
 	} else if !st.dec.off {
-		b.scanText(st, v) // keep the decoder current; a native message is not parsed as text
+		b.scanText(st, &v, false, &decoded{}) // keep the decoder current; a native message is not parsed as text
 	}
 	if st.unavail != nil && !st.reported {
 		st.reported = true
@@ -175,12 +175,11 @@ func (b *BaseDriver) decide(ctx context.Context, buf *StreamBuffer) streamPlan {
 	}
 	plan.before = st.ran
 	st.ran += len(plan.native) + len(plan.text)
-	return plan
 }
 
 // planNative plans the native calls: held while an owned one forms, run as one batch
 // at the end of the message. It reports whether native calls have started.
-func (b *BaseDriver) planNative(ctx context.Context, buf *StreamBuffer, st *streamState, v StreamView, plan *streamPlan) bool {
+func (b *BaseDriver) planNative(ctx context.Context, buf *StreamBuffer, st *streamState, v *StreamView, plan *streamPlan) bool {
 	var forming []string
 	total := 0
 	if !st.ownedForms {
@@ -224,25 +223,29 @@ func (b *BaseDriver) planNative(ctx context.Context, buf *StreamBuffer, st *stre
 	return total > 0
 }
 
-// scanText advances the decoder over the text: Scan while the stream runs, Finish
-// once at its end. A decoder that panicked is off for the rest of the stream.
-func (b *BaseDriver) scanText(st *streamState, v StreamView) []ToolCall {
+// scanText advances the decoder over the text, in one guarded step: Scan while
+// the stream runs, Finish once at its end; with query set it also reports the
+// malformed calls so far and, while the stream runs, the region that may still
+// become a call. A decoder that panicked is off for the rest of the stream.
+func (b *BaseDriver) scanText(st *streamState, v *StreamView, query bool, r *decoded) {
 	switch {
 	case !v.Finished:
-		return st.dec.Scan(v.Text)
+		st.dec.step(v.Text, false, query, r)
 	case !st.finishDone:
 		st.finishDone = true
-		return st.dec.Finish(v.Text)
+		st.dec.step(v.Text, true, query, r)
+	case query:
+		st.dec.query(true, r)
 	}
-	return nil
 }
 
 // planText decodes the text so far and returns the owned calls found, in order;
 // the buffer's Claim later drops those another driver took in an earlier round.
 // It sets plan.hold while an owned call may be forming.
-func (b *BaseDriver) planText(ctx context.Context, st *streamState, v StreamView, plan *streamPlan) (owned []ToolCall) {
-	found := b.scanText(st, v)
-	for _, c := range found {
+func (b *BaseDriver) planText(ctx context.Context, st *streamState, v *StreamView, plan *streamPlan) (owned []ToolCall) {
+	var r decoded
+	b.scanText(st, v, true, &r)
+	for _, c := range r.calls {
 		c.Index = st.textCalls
 		st.textCalls++
 		if b.cachedOwns(ctx, st, c.Name) {
@@ -257,7 +260,7 @@ func (b *BaseDriver) planText(ctx context.Context, st *streamState, v StreamView
 	}
 	// Calls a decoder reports only through Malformed (the ones that never closed)
 	// are released at the end of the stream; until then they hold display.
-	all := st.dec.Malformed()
+	all := r.malformed
 	sorted := true
 	for ; st.malformed < len(all); st.malformed++ {
 		c := all[st.malformed]
@@ -294,7 +297,7 @@ func (b *BaseDriver) planText(ctx context.Context, st *streamState, v StreamView
 		sort.SliceStable(owned, func(i, j int) bool { return owned[i].Start < owned[j].Start })
 	}
 	if !v.Finished && !plan.hold {
-		if _, name, ok := st.dec.Pending(); ok && (name == "" || b.cachedOwns(ctx, st, name)) {
+		if r.pending && (r.pendName == "" || b.cachedOwns(ctx, st, r.pendName)) {
 			plan.hold = true
 		}
 	}

@@ -68,6 +68,8 @@ type jsonDecoder struct {
 	// next occurrences, in prose, of the bytes that may matter there
 	marks    []mark
 	marksBuf [4]mark
+	markSet  byteSet     // the bytes of marks
+	tagSet   byteSet     // the first bytes of reasoning tags
 	outBuf   [1]ToolCall // the result of Finish when it holds one call
 
 	// code fences in prose
@@ -317,6 +319,8 @@ func (d *jsonDecoder) skipReasoning(text string, i int) (int, bool) {
 func (d *jsonDecoder) proseMarks() []mark {
 	if d.marks == nil {
 		d.marks = append(d.marksBuf[:0], mark{c: '{', pos: -1}, mark{c: '`', pos: -1})
+		d.markSet.add('{')
+		d.markSet.add('`')
 		for _, t := range d.codec.ReasoningTags {
 			if t.Open == "" || t.Close == "" {
 				continue
@@ -324,6 +328,8 @@ func (d *jsonDecoder) proseMarks() []mark {
 			c := t.Open[0]
 			if !slices.ContainsFunc(d.marks, func(m mark) bool { return m.c == c }) {
 				d.marks = append(d.marks, mark{c: c, pos: -1})
+				d.markSet.add(c)
+				d.tagSet.add(c)
 			}
 		}
 	}
@@ -339,12 +345,12 @@ func (d *jsonDecoder) scanProse(text string, i int, out []ToolCall) (int, bool, 
 	marks := d.proseMarks()
 	for i < n {
 		c := text[i]
-		if d.btRun == 0 && c != '{' && c != '`' && (!d.inFence || (d.fenceLine && d.fenceBody)) && !isTagStart(marks, c) {
+		if d.btRun == 0 && c != '{' && c != '`' && (!d.inFence || (d.fenceLine && d.fenceBody)) && !d.tagSet.has(c) {
 			// Nothing in the bytes before the next mark changes any state. Look at a
 			// few bytes one by one (text dense with marks stays cheap), then jump with
 			// a vectorised search.
 			j, lim := i+1, min(n, i+16)
-			for j < lim && !isMark(marks, text[j]) {
+			for j < lim && !d.markSet.has(text[j]) {
 				j++
 			}
 			if j == lim && j < n {
@@ -392,7 +398,7 @@ func (d *jsonDecoder) scanProse(text string, i int, out []ToolCall) (int, bool, 
 			i = j
 			continue
 		}
-		if isTagStart(marks, c) {
+		if d.tagSet.has(c) {
 			if tag, wait := d.reasoningTag(text, i); wait {
 				return i, true, out
 			} else if tag != "" {
@@ -412,22 +418,11 @@ func (d *jsonDecoder) scanProse(text string, i int, out []ToolCall) (int, bool, 
 	return n, false, out
 }
 
-// isMark reports whether c is a brace, a backtick or the first byte of a reasoning
-// tag.
-func isMark(marks []mark, c byte) bool {
-	return c == '{' || c == '`' || isTagStart(marks, c)
-}
+// byteSet is a set of bytes, one bit each.
+type byteSet [4]uint64
 
-// isTagStart reports whether c is the first byte of a reasoning tag: one of the
-// marks after the brace and the backtick.
-func isTagStart(marks []mark, c byte) bool {
-	for k := 2; k < len(marks); k++ {
-		if marks[k].c == c {
-			return true
-		}
-	}
-	return false
-}
+func (s *byteSet) add(c byte)      { s[c>>6] |= 1 << (c & 63) }
+func (s *byteSet) has(c byte) bool { return s[c>>6]&(1<<(c&63)) != 0 }
 
 // reasoningTag returns the closing tag of the reasoning block whose opening tag
 // starts at text[i], or "". wait reports that text ends inside what may still

@@ -124,41 +124,48 @@ func newGuardedDecoder(ps PromptStrategy) (g guardedDecoder) {
 	return g
 }
 
-// Scan continues over text; none after a panic.
-func (g *guardedDecoder) Scan(text string) (calls []ToolCall) {
-	if g.off {
-		return nil
-	}
-	defer guard("decoding streamed text", func() { g.off, calls = true, nil })
-	return g.d.Scan(text)
+// decoded is what one round of a guarded decoder reports.
+type decoded struct {
+	calls     []ToolCall // completed in this round, in order
+	malformed []ToolCall // every malformed call so far
+	pendName  string     // the name of the region that may still become a call,
+	pending   bool       // as TextDecoder.Pending reports them
 }
 
-// Finish scans the rest of text; none after a panic.
-func (g *guardedDecoder) Finish(text string) (calls []ToolCall) {
+// step advances the decoder over text as one stream round does, under one
+// guard: Scan while the stream runs, or Finish (finish set) once it ended;
+// then, with query set, Malformed and, while the stream runs, Pending. After a
+// panic the decoder is off: the round reports the calls Scan or Finish
+// returned before it, and nothing else.
+func (g *guardedDecoder) step(text string, finish, query bool, r *decoded) {
 	if g.off {
-		return nil
+		return
 	}
-	defer guard("decoding streamed text", func() { g.off, calls = true, nil })
-	return g.d.Finish(text)
+	defer guard("decoding streamed text", func() { g.off, *r = true, decoded{calls: r.calls} })
+	if finish {
+		r.calls = g.d.Finish(text)
+	} else {
+		r.calls = g.d.Scan(text)
+	}
+	if query {
+		r.malformed = g.d.Malformed()
+		if !finish {
+			_, r.pendName, r.pending = g.d.Pending()
+		}
+	}
 }
 
-// Pending reports the region that may become a call; nothing after a panic.
-func (g *guardedDecoder) Pending() (start int, name string, ok bool) {
+// query asks Malformed and Pending without scanning (the stream has nothing
+// new to decode); nothing after a panic.
+func (g *guardedDecoder) query(finished bool, r *decoded) {
 	if g.off {
-		return 0, "", false
+		return
 	}
-	defer guard("decoding streamed text", func() { g.off, start, name, ok = true, 0, "", false })
-	return g.d.Pending()
-}
-
-// Malformed returns the calls that named a tool but never completed; none after a
-// panic.
-func (g *guardedDecoder) Malformed() (calls []ToolCall) {
-	if g.off {
-		return nil
+	defer guard("decoding streamed text", func() { g.off, *r = true, decoded{} })
+	r.malformed = g.d.Malformed()
+	if !finished {
+		_, r.pendName, r.pending = g.d.Pending()
 	}
-	defer guard("decoding streamed text", func() { g.off, calls = true, nil })
-	return g.d.Malformed()
 }
 
 // guard is deferred by the methods of the wrappers: on a panic it logs and calls

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -56,11 +57,10 @@ type StreamBuffer struct {
 	consumed []span
 	live     int
 	// states are the drivers' own states on the buffer (see StreamState);
-	// lastKey and lastState are the entry asked for last, which a driver asks
-	// for again after every Add.
-	states    map[any]any
-	lastKey   any
-	lastState any
+	// last is the entry asked for last (read without a lock), which a driver
+	// asks for again after every Add. Entries never change once made.
+	states map[any]*stateEntry
+	last   atomic.Pointer[stateEntry]
 
 	// ranNative are the native calls some driver ran, in the round ranRound; from
 	// the next Add on they are in dropNative, and Message leaves them out.
@@ -208,6 +208,15 @@ func (b *StreamBuffer) Add(chunk any) {
 		b.finished, b.ended = true, true
 	}
 	b.mu.Unlock()
+}
+
+// AddString is Add(s) for a chunk held as a string, without boxing it in an
+// interface first (as WriteString is to Write): the same outcome, and on a
+// plain-text stream, the common case, no allocation.
+func (b *StreamBuffer) AddString(s string) {
+	if !b.addText(s) {
+		b.Add(s)
+	}
 }
 
 // addText is Add for a text chunk of a plain-text stream, the common case: one
@@ -690,35 +699,38 @@ type stateKey[T any] struct{ key any }
 // is the driver's: the buffer never reads it, and a driver that is asked
 // concurrently on one buffer guards it with a mutex of its own.
 func StreamState[T any](buf *StreamBuffer, key any) *T {
-	buf.mu.Lock()
-	defer buf.mu.Unlock()
-	if buf.lastState != nil && buf.lastKey == key {
-		if st, ok := buf.lastState.(*T); ok {
+	if e := buf.last.Load(); e != nil && e.key == key {
+		if st, ok := e.st.(*T); ok {
 			return st
 		}
 	}
-	st := stateOf[T](buf, key)
-	buf.lastKey, buf.lastState = key, st
-	return st
+	buf.mu.Lock()
+	defer buf.mu.Unlock()
+	e := stateOf[T](buf, key)
+	buf.last.Store(e)
+	return e.st.(*T)
 }
+
+// stateEntry is one state of StreamState: the driver's key and its *T.
+type stateEntry struct{ key, st any }
 
 // stateOf looks the state of key and T up in buf.states, making it when
 // missing; buf.mu must be held.
-func stateOf[T any](buf *StreamBuffer, key any) *T {
+func stateOf[T any](buf *StreamBuffer, key any) *stateEntry {
 	var k any = key
-	if st, ok := buf.states[k]; ok {
-		if st, ok := st.(*T); ok {
-			return st
+	if e, ok := buf.states[k]; ok {
+		if _, ok := e.st.(*T); ok {
+			return e
 		}
 		k = stateKey[T]{key}
-		if st, ok := buf.states[k]; ok {
-			return st.(*T)
+		if e, ok := buf.states[k]; ok {
+			return e
 		}
 	}
 	if buf.states == nil {
-		buf.states = map[any]any{}
+		buf.states = map[any]*stateEntry{}
 	}
-	st := new(T)
-	buf.states[k] = st
-	return st
+	e := &stateEntry{key: key, st: new(T)}
+	buf.states[k] = e
+	return e
 }

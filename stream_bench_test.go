@@ -46,6 +46,31 @@ func BenchmarkStreamAddProse(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(chunks)), "ns/chunk")
 }
 
+// BenchmarkStreamAddStringProse is BenchmarkStreamAddProse with the chunks added
+// as strings (AddString), as a client that holds each text delta as a string
+// does: no interface conversion per chunk.
+func BenchmarkStreamAddStringProse(b *testing.B) {
+	chunks := proseChunks()
+	d := mcs.NewBaseDriver(&calcDriver{})
+	ctx := context.Background()
+	b.SetBytes(64 << 10)
+	b.ReportAllocs()
+	for b.Loop() {
+		buf := d.NewStreamBuffer()
+		for _, c := range chunks {
+			buf.AddString(c)
+		}
+		buf.Finish()
+		if r := d.ProcessStream(ctx, buf); r.CallExecuted || r.CallPending {
+			b.Fatalf("prose gave %+v", r)
+		}
+		if got := buf.Text(); len(got) != 64<<10 {
+			b.Fatalf("shown %d bytes, want %d", len(got), 64<<10)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(chunks)), "ns/chunk")
+}
+
 // BenchmarkStreamAddText is the buffer's own cost of one Add of a 16-byte text
 // chunk to a plain-text stream, its hot path (target: 40 ns or less). The chunk
 // is an interface value already: converting a string to one (an allocation of

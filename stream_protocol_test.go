@@ -210,6 +210,13 @@ func TestStreamClaimRounds(t *testing.T) {
 	if p, q := mcs.StreamState[other](buf, "k"), mcs.StreamState[bracketState](buf, "k"); p == nil || q == nil {
 		t.Error("StreamState gave no state")
 	}
+	// Asked in turns (the entry asked for last is remembered), each key and
+	// type keeps its own state.
+	k1, j1, kb := mcs.StreamState[other](buf, "k"), mcs.StreamState[other](buf, "j"), mcs.StreamState[bracketState](buf, "k")
+	k1.n, j1.n = 1, 2
+	if k2, j2, kb2 := mcs.StreamState[other](buf, "k"), mcs.StreamState[other](buf, "j"), mcs.StreamState[bracketState](buf, "k"); k2 != k1 || j2 != j1 || kb2 != kb || k2.n != 1 || j2.n != 2 {
+		t.Error("StreamState mixed up the states of two keys or two types")
+	}
 }
 
 // pendingPanicCodec is the default codec with a decoder whose Pending panics; it

@@ -28,6 +28,11 @@ type streamRun struct {
 // each Add every driver is asked and Text is read; with finish, a Finish round
 // follows.
 func feed(chunks []any, finish bool, drivers ...*mcs.BaseDriver) *streamRun {
+	return feedWith(func(buf *mcs.StreamBuffer, c any) { buf.Add(c) }, chunks, finish, drivers...)
+}
+
+// feedWith is feed with add in place of Add.
+func feedWith(add func(*mcs.StreamBuffer, any), chunks []any, finish bool, drivers ...*mcs.BaseDriver) *streamRun {
 	ctx := context.Background()
 	buf := drivers[0].NewStreamBuffer()
 	out := &streamRun{buf: buf, byDriver: make([][]call, len(drivers))}
@@ -52,7 +57,7 @@ func feed(chunks []any, finish bool, drivers ...*mcs.BaseDriver) *streamRun {
 		out.shown.WriteString(buf.Text())
 	}
 	for _, c := range chunks {
-		buf.Add(c)
+		add(buf, c)
 		round()
 	}
 	if finish {
@@ -371,6 +376,56 @@ func TestStreamChunksAsBytesAndStrings(t *testing.T) {
 	run := runStream(t, []any{[]byte(lines[0]), lines[1]}, false, d)
 	if diff := cmp.Diff([]call{{ID: "c1", Name: "echo", Args: map[string]any{"text": "sse"}, Result: "sse"}}, run.calls()); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// AddString is Add of a string: the same text shown, calls run, content,
+// format and message, for model text, data-less chunks before the format is
+// known, server-sent events and JSON chunks held as strings.
+func TestStreamAddStringIsAdd(t *testing.T) {
+	cases := map[string][]string{
+		"text with a call": {"Hello ", `{"tool": "echo", `, `"arguments": {"text": "hi"}}`, " bye"},
+		"data-less first":  {"  ", "\n", "ok ", `{"tool": "echo", "arguments": {"text": "x"}}`},
+		"server-sent events": {
+			": keep-alive",
+			`data: {"choices":[{"index":0,"delta":{"content":"hi "}}]}`,
+			`data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","function":{"name":"echo","arguments":"{\"text\":\"sse\"}"}}]}}]}`,
+			`data: [DONE]`,
+		},
+		"JSON chunks": {
+			`{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t1","name":"echo","input":{}}}`,
+			`{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"text\": \"j\"}"}}`,
+			`{"type":"content_block_stop","index":0}`,
+			`{"type":"message_stop"}`,
+		},
+	}
+	for name, lines := range cases {
+		t.Run(name, func(t *testing.T) {
+			chunks := make([]any, len(lines))
+			for i, l := range lines {
+				chunks[i] = l
+			}
+			want := feed(chunks, true, mcs.NewBaseDriver(&calcDriver{}))
+			got := feedWith(func(buf *mcs.StreamBuffer, c any) { buf.AddString(c.(string)) }, chunks, true, mcs.NewBaseDriver(&calcDriver{}))
+			if len(want.calls()) == 0 {
+				t.Fatal("the case runs no call")
+			}
+			if diff := cmp.Diff(want.calls(), got.calls()); diff != "" {
+				t.Errorf("calls (-Add +AddString):\n%s", diff)
+			}
+			if w, g := want.shown.String(), got.shown.String(); w != g {
+				t.Errorf("shown %q with AddString, %q with Add", g, w)
+			}
+			if w, g := want.buf.Content(), got.buf.Content(); w != g {
+				t.Errorf("content %q with AddString, %q with Add", g, w)
+			}
+			if w, g := want.buf.Format(), got.buf.Format(); w != g {
+				t.Errorf("format %q with AddString, %q with Add", g, w)
+			}
+			if diff := cmp.Diff(want.buf.Message(), got.buf.Message()); diff != "" {
+				t.Errorf("message (-Add +AddString):\n%s", diff)
+			}
+		})
 	}
 }
 
