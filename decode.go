@@ -273,8 +273,9 @@ func plainName(s string) bool {
 	return true
 }
 
-// byteByByteOnly turns the one-pass decoding of strict objects off, so that a test
-// can compare it with the byte-by-byte reading it stands in for.
+// byteByByteOnly turns the one-pass decoding of strict objects and the early
+// refutation of prose braces (proseBrace) off, so that a test can compare them
+// with the byte-by-byte reading they stand in for.
 var byteByByteOnly = false
 
 // scan is the main loop: prose, reasoning blocks and objects, until the end of text
@@ -387,6 +388,10 @@ func (d *jsonDecoder) scanProse(text string, i int, out []ToolCall) (int, bool, 
 			if d.inFence {
 				d.fenceBody = true
 			}
+			if next := i + 1; !byteByByteOnly && next < n && text[next] != '"' && text[next] != '/' && proseBrace(text, i) {
+				i++
+				continue
+			}
 			d.open(i)
 			// Read the object here: most braces in hostile text are refuted by the
 			// next byte, and prose goes on right after.
@@ -416,6 +421,34 @@ func (d *jsonDecoder) scanProse(text string, i int, out []ToolCall) (int, bool, 
 		i++
 	}
 	return n, false, out
+}
+
+// proseBrace reports whether the brace at text[i] is prose by its first key
+// alone, as scanObject and firstKey would find byte by byte: a byte no key
+// starts with, or a bare word that no colon follows. It reports false (read
+// the object) for a quote, a closing brace, a colon after the word, a slash (a
+// comment may start) and text that ends before the answer.
+func proseBrace(text string, i int) bool {
+	n := len(text)
+	j := i + 1
+	for j < n && isSpace(text[j]) {
+		j++
+	}
+	if j >= n {
+		return false
+	}
+	switch c := text[j]; {
+	case c == '"' || c == '\'' || c == '}' || c == '/':
+		return false
+	case !isIdentStart(c) && c < 0x80:
+		return true
+	}
+	for j++; j < n && isKeyByte(text[j]); j++ {
+	}
+	for j < n && isSpace(text[j]) {
+		j++
+	}
+	return j < n && text[j] != ':' && text[j] != '/'
 }
 
 // byteSet is a set of bytes, one bit each.

@@ -195,7 +195,8 @@ func FuzzOnePassObjects(f *testing.F) {
 		`{"tool":"x","arguments":"{\"a\":1}"}`, `{"tool":"x","arguments":[1]}`, `{"tool":"x",}`,
 		`{"data":{"tool":"x"}}`, `{"tool":"x" {"tool":"y"}}`, `<think>{"tool":"x"}</think>{"tool":"y"}`,
 		`{"tool":"x","arguments":{"k":"v"}}} {"tool":"y"`, `{"tool": "x\u0041"}`,
-		`The record is {"id":5,"name":"x","owner":"bob"}.`, "```json\n{\"name\":\"x\"}\n```", `{"name":"x"} {"name":"y","args":{}}`,
+		`The record is {"id":5,"name":"x","owner":"bob"}.`, `it's {not} a call`, `{ word : 1} {a b} {w/ {x//c` + "\n" + `:1}`,
+		`{ é } {$_-9 "tool":"x"} {tool:"x"} { }`, "```json\n{\"name\":\"x\"}\n```", `{"name":"x"} {"name":"y","args":{}}`,
 	} {
 		f.Add(s)
 	}
