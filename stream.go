@@ -79,11 +79,16 @@ type appendBuffer struct{ buf []byte }
 
 func (a *appendBuffer) WriteString(s string) {
 	if len(a.buf)+len(s) > cap(a.buf) {
-		grown := make([]byte, len(a.buf), max(2*cap(a.buf), len(a.buf)+len(s), 512))
-		copy(grown, a.buf)
-		a.buf = grown
+		a.grow(len(s))
 	}
 	a.buf = append(a.buf, s...)
+}
+
+// grow makes room for n more bytes in a new array, leaving the old one as it is.
+func (a *appendBuffer) grow(n int) {
+	grown := make([]byte, len(a.buf), max(2*cap(a.buf), len(a.buf)+n, 512))
+	copy(grown, a.buf)
+	a.buf = grown
 }
 
 func (a *appendBuffer) String() string {
@@ -150,6 +155,12 @@ func (b *StreamBuffer) Add(chunk any) {
 	if s, ok := chunk.(string); ok && b.addText(s) {
 		return
 	}
+	b.add(chunk)
+}
+
+// add is Add on its general path: a chunk of a stream whose format is not
+// known yet or is not plain text.
+func (b *StreamBuffer) add(chunk any) {
 	b.asmMu.Lock()
 	defer b.asmMu.Unlock()
 	b.mu.Lock()
@@ -215,7 +226,7 @@ func (b *StreamBuffer) Add(chunk any) {
 // plain-text stream, the common case, no allocation.
 func (b *StreamBuffer) AddString(s string) {
 	if !b.addText(s) {
-		b.Add(s)
+		b.add(s)
 	}
 }
 
