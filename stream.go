@@ -741,7 +741,14 @@ func stateOf[T any](buf *StreamBuffer, key any) *stateEntry {
 	if buf.states == nil {
 		buf.states = map[any]*stateEntry{}
 	}
-	e := &stateEntry{key: key, st: new(T)}
-	buf.states[k] = e
-	return e
+	box := new(stateBox[T]) // the entry and the state in one allocation
+	box.e = stateEntry{key: key, st: &box.st}
+	buf.states[k] = &box.e
+	return &box.e
+}
+
+// stateBox holds a state and its entry.
+type stateBox[T any] struct {
+	e  stateEntry
+	st T
 }
