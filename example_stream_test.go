@@ -26,7 +26,7 @@ func ExampleBaseDriver_ProcessStream() {
 		}
 	}
 	for _, chunk := range chunks {
-		buf.Add(chunk)
+		buf.AddString(chunk) // text deltas held as strings; Add takes a chunk of any shape
 		round()
 	}
 	buf.Finish() // plain text has no end signal of its own
