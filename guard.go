@@ -148,10 +148,7 @@ func (g *guardedDecoder) step(text string, finish, query bool, r *decoded) {
 		r.calls = g.d.Scan(text)
 	}
 	if query {
-		r.malformed = g.d.Malformed()
-		if !finish {
-			_, r.pendName, r.pending = g.d.Pending()
-		}
+		g.ask(finish, r)
 	}
 }
 
@@ -162,6 +159,12 @@ func (g *guardedDecoder) query(finished bool, r *decoded) {
 		return
 	}
 	defer guard("decoding streamed text", func() { g.off, *r = true, decoded{} })
+	g.ask(finished, r)
+}
+
+// ask sets the malformed calls so far and, while the stream runs, the region
+// that may still become a call; its callers guard it.
+func (g *guardedDecoder) ask(finished bool, r *decoded) {
 	r.malformed = g.d.Malformed()
 	if !finished {
 		_, r.pendName, r.pending = g.d.Pending()
