@@ -99,15 +99,7 @@ func TestMCPDriverResourcesPromptsRootsSampling(t *testing.T) {
 			}
 			defer s.Close()
 			td := d.(mcs.ToolDriver)
-			tools, err := td.ListTools(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var names []string
-			for _, tool := range tools {
-				names = append(names, tool.Name)
-			}
-			slices.Sort(names)
+			names := sortedToolNames(t, td)
 			if diff := cmp.Diff(tc.tools, names); diff != "" {
 				t.Errorf("tools (-want +got):\n%s", diff)
 			}

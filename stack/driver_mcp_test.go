@@ -114,15 +114,7 @@ func TestMCPDriver(t *testing.T) {
 			}
 			defer s.Close()
 			td := d.(mcs.ToolDriver)
-			tools, err := td.ListTools(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var names []string
-			for _, tool := range tools {
-				names = append(names, tool.Name)
-			}
-			slices.Sort(names)
+			names := sortedToolNames(t, td)
 			if diff := cmp.Diff([]string{"confirm", "echo", "roots", "sample"}, names); diff != "" {
 				t.Errorf("tools (-want +got):\n%s", diff)
 			}
@@ -326,4 +318,19 @@ func TestMCPDriverURL(t *testing.T) {
 			t.Errorf("request %d: Authorization %q, X-Team %q", i, auths[i], teams[i])
 		}
 	}
+}
+
+// sortedToolNames lists the names of td's tools, sorted.
+func sortedToolNames(t *testing.T, td mcs.ToolDriver) []string {
+	t.Helper()
+	tools, err := td.ListTools(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := make([]string, 0, len(tools))
+	for _, tool := range tools {
+		names = append(names, tool.Name)
+	}
+	slices.Sort(names)
+	return names
 }
